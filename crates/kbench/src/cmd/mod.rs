@@ -1,0 +1,2 @@
+//! One module per subcommand; `main.rs` only wires them to clap.
+pub mod stat;

@@ -1,0 +1,41 @@
+//! kbench: rigorous A/B benchmarking of kernel hot paths.
+mod cmd;
+mod error;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "kbench", version, about = "Rigorous A/B benchmarking of kernel hot paths")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compare two files of numbers (one per line), ministat-style, with a verdict.
+    Stat(cmd::stat::StatArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Stat(args) => cmd::stat::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            let code = if e.downcast_ref::<error::UsageError>().is_some() { 2 } else { 1 };
+            eprintln!("kbench: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
