@@ -16,6 +16,8 @@ struct Cli {
 enum Command {
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
     Stat(cmd::stat::StatArgs),
+    /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
+    Env(cmd::env::EnvArgs),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Stat(args) => cmd::stat::run(args),
+        Command::Env(args) => cmd::env::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

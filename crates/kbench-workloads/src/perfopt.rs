@@ -1,0 +1,1 @@
+//! perf libsubcmd-compatible option parsing (see perfopt docs).
