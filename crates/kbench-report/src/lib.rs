@@ -1,1 +1,2 @@
-//! kbench-report
+//! Renderers: one file per output format behind one trait per kind of result.
+pub mod bench;

@@ -1,2 +1,97 @@
 //! The workloads kernel developers trust, one file each, behind one registry.
+//!
+//! A workload knows nothing about storage or statistics: it takes its parsed
+//! options, runs once, and returns a [`RunRecord`].
+pub mod cgroup;
+pub mod measure;
+pub mod messaging;
 pub mod perfopt;
+pub mod pipe;
+pub mod preflight;
+pub mod record;
+pub mod seccomp_notify;
+pub mod shared;
+pub mod workers;
+
+pub use record::{RunRecord, RusageDelta, TaskCpus};
+
+use perfopt::{OptSpec, Parsed};
+
+/// Why a run produced no record.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// The request cannot be run as given (limits too low, bad parameter): exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The machine lacks something the workload needs (a kernel feature): exit 1.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The run started and failed: exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl WorkloadError {
+    pub fn failed(context: &str, err: impl std::fmt::Display) -> Self {
+        WorkloadError::Failed(format!("{context}: {err}"))
+    }
+}
+
+/// A validation failure of one option, reported in perf's option-error layout.
+pub struct OptionProblem {
+    pub long: &'static str,
+    pub message: String,
+}
+
+/// One benchmark: its perf name, option table and entry point.
+pub struct Workload {
+    /// perf's collection (`sched`) and benchmark name (`pipe`).
+    pub collection: &'static str,
+    pub name: &'static str,
+    /// The one-line description perf lists.
+    pub summary: &'static str,
+    /// The usage string of its help, e.g. `perf bench sched pipe <options>`.
+    pub usage: &'static str,
+    pub options: &'static [OptSpec],
+    /// The task name perf gives the process (`sched-pipe`), at most 15 bytes.
+    pub comm: &'static str,
+    /// Checks done at parse time, as perf's option callbacks do.
+    pub check: fn(&Parsed) -> Result<(), OptionProblem>,
+    /// Runs once with the given options (defaults for those absent).
+    pub run: fn(&Parsed) -> Result<RunRecord, WorkloadError>,
+}
+
+impl Workload {
+    /// `collection/name`, the key used in records.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.collection, self.name)
+    }
+}
+
+/// No parse-time checks.
+pub fn no_check(_: &Parsed) -> Result<(), OptionProblem> {
+    Ok(())
+}
+
+/// Every workload, in the order `sched all` runs them.
+pub static REGISTRY: &[&Workload] = &[
+    &messaging::WORKLOAD,
+    &pipe::WORKLOAD,
+    &seccomp_notify::WORKLOAD,
+];
+
+/// The workload `collection/name`, if kbench has it.
+pub fn find(collection: &str, name: &str) -> Option<&'static Workload> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|w| w.collection == collection && w.name == name)
+}
+
+/// The workloads of one collection, in registry order.
+pub fn collection(collection: &str) -> impl Iterator<Item = &'static Workload> + '_ {
+    REGISTRY
+        .iter()
+        .copied()
+        .filter(move |w| w.collection == collection)
+}

@@ -14,6 +14,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
+    Bench(cmd::bench::BenchArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Bench(args) => cmd::bench::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::Env(args) => cmd::env::run(args),
     };

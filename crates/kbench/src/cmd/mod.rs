@@ -1,3 +1,4 @@
 //! One module per subcommand; `main.rs` only wires them to clap.
-pub mod stat;
+pub mod bench;
 pub mod env;
+pub mod stat;

@@ -1,0 +1,27 @@
+//! The one error type of this crate: every variant is a message a user can act on.
+use std::path::PathBuf;
+
+/// Errors from kbench-sys. Reading the machine itself never fails (missing data is `None`);
+/// these are for user input (CPU lists, `--cpus` specs, `--sysroot`) and for `--tune` I/O.
+#[derive(Debug, thiserror::Error)]
+pub enum SysError {
+    /// A cpulist such as `0-3,6` could not be parsed.
+    #[error("invalid CPU list '{input}': {reason}")]
+    Cpulist { input: String, reason: String },
+    /// A `--cpus` spec names CPUs or a class that this machine does not have.
+    #[error("{0}")]
+    CpuSpec(String),
+    /// The sysroot is not usable (not a directory, or no sysfs/procfs under it).
+    #[error("sysroot {}: {reason}", path.display())]
+    Sysroot { path: PathBuf, reason: String },
+    /// A file could not be read or written (tune state, sysfs knobs).
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tune state file is missing, unreadable or belongs to another sysroot.
+    #[error("{0}")]
+    TuneState(String),
+}

@@ -1,0 +1,271 @@
+//! Per-CPU topology from sysfs: ids, SMT siblings, last-level cache, frequency range,
+//! capacity, and the CPU class each CPU belongs to.
+use crate::classes::{classify, CpuClass};
+use crate::cpufreq::{policy_of, read_policies, CpufreqPolicy};
+use crate::cpuinfo::CpuInfo;
+use crate::midr::Midr;
+use crate::{format_cpulist, SysError, Sysroot};
+use serde::{Deserialize, Serialize};
+
+const CPU_DIR: &str = "/sys/devices/system/cpu";
+
+/// The instruction set family, as far as it changes how kbench reads the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// x86 and x86-64.
+    X86,
+    /// arm64 (and arm32, which reports the same MIDR fields).
+    Arm,
+    /// RISC-V.
+    Riscv,
+    /// Anything else (ppc64, s390x...): classes fall back to model names.
+    Other,
+}
+
+impl Arch {
+    /// Guesses the architecture from what the machine files look like, so that a fixture
+    /// tree of an arm64 board reads as arm64 on an x86 build host.
+    pub fn detect(root: &Sysroot, cpuinfo: &CpuInfo) -> Arch {
+        let any = |key: &str| cpuinfo.processors.iter().any(|p| p.get(key).is_some());
+        if any("CPU implementer") || root.exists(&format!("{CPU_DIR}/cpu0/regs/identification")) {
+            Arch::Arm
+        } else if any("isa") || any("mvendorid") || any("uarch") {
+            Arch::Riscv
+        } else if any("vendor_id") || root.exists("/sys/devices/cpu_core") {
+            Arch::X86
+        } else if cpuinfo.processors.is_empty() && root.is_host() {
+            Arch::from_build_target()
+        } else {
+            Arch::Other
+        }
+    }
+
+    /// The architecture this binary was built for.
+    pub fn from_build_target() -> Arch {
+        match std::env::consts::ARCH {
+            "x86" | "x86_64" => Arch::X86,
+            "arm" | "aarch64" => Arch::Arm,
+            "riscv64" | "riscv32" => Arch::Riscv,
+            _ => Arch::Other,
+        }
+    }
+}
+
+/// One logical CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cpu {
+    /// The logical CPU number (N in `cpuN`).
+    pub cpu: u32,
+    /// Whether the CPU is online now.
+    pub online: bool,
+    /// `topology/physical_package_id` (the socket).
+    pub package_id: Option<u32>,
+    /// `topology/die_id`.
+    pub die_id: Option<u32>,
+    /// `topology/cluster_id` (an Arm cluster, or CPUs sharing an L2 on x86).
+    pub cluster_id: Option<u32>,
+    /// `topology/core_id`.
+    pub core_id: Option<u32>,
+    /// SMT siblings including this CPU (`topology/thread_siblings_list`).
+    pub smt_siblings: Vec<u32>,
+    /// CPUs sharing the last-level cache with this one (including it).
+    pub llc_cpus: Vec<u32>,
+    /// The level of that cache (2 on many Arm clusters, 3 on x86).
+    pub llc_level: Option<u32>,
+    /// Its size as the kernel prints it (`32768K`).
+    pub llc_size: Option<String>,
+    /// `cpuinfo_min_freq` of the CPU's cpufreq policy, in kHz.
+    pub min_khz: Option<u64>,
+    /// `cpuinfo_max_freq` of the CPU's cpufreq policy, in kHz.
+    pub max_khz: Option<u64>,
+    /// `cpu_capacity` (1024 = the most capable CPU of the system), where the kernel has it.
+    pub capacity: Option<u32>,
+    /// The name of the [`CpuClass`] this CPU belongs to.
+    pub class: String,
+    /// The model name or core name from `/proc/cpuinfo` or the MIDR.
+    pub model: Option<String>,
+    /// The arm64 MIDR_EL1, in sysfs hex form.
+    pub midr: Option<String>,
+}
+
+/// The CPUs of the machine and their classes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    /// The architecture family.
+    pub arch: Arch,
+    /// Every CPU that exists (present or with a `cpuN` directory), by number.
+    pub cpus: Vec<Cpu>,
+    /// The CPU classes, ordered from least to most capable: `classes[0]` is `class:little`,
+    /// the last one is `class:big`.
+    pub classes: Vec<CpuClass>,
+}
+
+impl Topology {
+    /// Reads the topology under `root`. Fails only when no CPU at all can be found (no
+    /// `cpuN` directory, no `present` list and no processor in `/proc/cpuinfo`).
+    pub fn read(root: &Sysroot) -> Result<Topology, SysError> {
+        let cpuinfo = CpuInfo::read(root);
+        let policies = read_policies(root);
+        let arch = Arch::detect(root, &cpuinfo);
+        let ids = cpu_ids(root, &cpuinfo);
+        if ids.is_empty() {
+            return Err(SysError::Sysroot {
+                path: root.root().to_path_buf(),
+                reason: "no CPUs found (no sys/devices/system/cpu/cpuN, present list or /proc/cpuinfo)"
+                    .to_string(),
+            });
+        }
+        let online = root.read_cpulist(&format!("{CPU_DIR}/online"));
+        let mut cpus: Vec<Cpu> = ids
+            .iter()
+            .map(|&id| read_cpu(root, id, online.as_deref(), &cpuinfo, &policies))
+            .collect();
+        let classes = classify(root, arch, &cpuinfo, &policies, &mut cpus);
+        Ok(Topology {
+            arch,
+            cpus,
+            classes,
+        })
+    }
+
+    /// The CPU with this number.
+    pub fn cpu(&self, id: u32) -> Option<&Cpu> {
+        self.cpus.iter().find(|c| c.cpu == id)
+    }
+
+    /// The numbers of the online CPUs.
+    pub fn online_cpus(&self) -> Vec<u32> {
+        self.cpus.iter().filter(|c| c.online).map(|c| c.cpu).collect()
+    }
+
+    /// The numbers of all CPUs, online or not.
+    pub fn all_cpus(&self) -> Vec<u32> {
+        self.cpus.iter().map(|c| c.cpu).collect()
+    }
+
+    /// The class with this name (case-insensitive).
+    pub fn class(&self, name: &str) -> Option<&CpuClass> {
+        self.classes.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The class a CPU belongs to.
+    pub fn class_of(&self, cpu: u32) -> Option<&CpuClass> {
+        self.classes.iter().find(|c| c.cpus.contains(&cpu))
+    }
+
+    /// The most capable class (`class:big`).
+    pub fn big_class(&self) -> Option<&CpuClass> {
+        self.classes.last()
+    }
+
+    /// The least capable class (`class:little`).
+    pub fn little_class(&self) -> Option<&CpuClass> {
+        self.classes.first()
+    }
+
+    /// True when the machine has more than one CPU class (big.LITTLE, P/E cores).
+    pub fn is_heterogeneous(&self) -> bool {
+        self.classes.len() > 1
+    }
+
+    /// One line per class: `Cortex-A53  0-3  capacity 381`, for logs and tests.
+    pub fn summary(&self) -> String {
+        self.classes
+            .iter()
+            .map(|c| {
+                let cap = c.capacity.map_or("-".to_string(), |v| v.to_string());
+                format!("{} {} {}", c.name, format_cpulist(&c.cpus), cap)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// All CPU numbers: `cpuN` directories, the `present` and `possible`-but-listed CPUs, and,
+/// when sysfs is absent, the processors of `/proc/cpuinfo`.
+fn cpu_ids(root: &Sysroot, cpuinfo: &CpuInfo) -> Vec<u32> {
+    let mut ids = root.numbered_entries(CPU_DIR, "cpu");
+    ids.extend(root.read_cpulist(&format!("{CPU_DIR}/present")).unwrap_or_default());
+    if ids.is_empty() {
+        ids.extend(cpuinfo.processors.iter().filter_map(|p| p.cpu));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+fn read_cpu(
+    root: &Sysroot,
+    id: u32,
+    online: Option<&[u32]>,
+    cpuinfo: &CpuInfo,
+    policies: &[CpufreqPolicy],
+) -> Cpu {
+    let dir = format!("{CPU_DIR}/cpu{id}");
+    let topo = |name: &str| format!("{dir}/topology/{name}");
+    let (llc_cpus, llc_level, llc_size) = read_llc(root, &dir);
+    let policy = policy_of(policies, id);
+    let midr = root
+        .read(&format!("{dir}/regs/identification/midr_el1"))
+        .and_then(|t| Midr::parse(&t))
+        .or_else(|| cpuinfo.processor(id).and_then(|p| p.midr()));
+    Cpu {
+        cpu: id,
+        online: is_online(root, id, online),
+        package_id: read_id(root, &topo("physical_package_id")),
+        die_id: read_id(root, &topo("die_id")),
+        cluster_id: read_id(root, &topo("cluster_id")),
+        core_id: read_id(root, &topo("core_id")),
+        smt_siblings: root
+            .read_cpulist(&topo("thread_siblings_list"))
+            .or_else(|| root.read_cpulist(&topo("core_cpus_list")))
+            .unwrap_or_default(),
+        llc_cpus,
+        llc_level,
+        llc_size,
+        min_khz: policy.and_then(|p| p.cpuinfo_min_khz),
+        max_khz: policy.and_then(|p| p.cpuinfo_max_khz),
+        capacity: root.read_parse(&format!("{dir}/cpu_capacity")),
+        class: String::new(),
+        model: midr
+            .map(|m| m.core_name())
+            .or_else(|| cpuinfo.processor(id).and_then(|p| p.model_name())),
+        midr: midr.map(|m| m.to_hex()),
+    }
+}
+
+/// Online if the CPU's own `online` file says 1; else per the global `online` list; else
+/// assumed online (x86 CPU 0 has no `online` file and cannot go offline).
+fn is_online(root: &Sysroot, id: u32, online: Option<&[u32]>) -> bool {
+    if let Some(flag) = crate::cpufreq::read_bool(root, &format!("{CPU_DIR}/cpu{id}/online")) {
+        return flag;
+    }
+    online.map_or(true, |list| list.contains(&id))
+}
+
+/// A topology id; the kernel prints -1 (and x86 65535 for `cluster_id`) for "not known".
+fn read_id(root: &Sysroot, abs: &str) -> Option<u32> {
+    let value: i64 = root.read_parse(abs)?;
+    (0..65535).contains(&value).then_some(value as u32)
+}
+
+/// The highest-level data or unified cache: (its CPUs, level, size).
+fn read_llc(root: &Sysroot, cpu_dir: &str) -> (Vec<u32>, Option<u32>, Option<String>) {
+    let cache_dir = format!("{cpu_dir}/cache");
+    let best = root
+        .numbered_entries(&cache_dir, "index")
+        .into_iter()
+        .map(|k| format!("{cache_dir}/index{k}"))
+        .filter(|dir| root.read_trimmed(&format!("{dir}/type")).as_deref() != Some("Instruction"))
+        .filter_map(|dir| Some((root.read_parse::<u32>(&format!("{dir}/level"))?, dir)))
+        .max_by_key(|(level, _)| *level);
+    match best {
+        Some((level, dir)) => (
+            root.read_cpulist(&format!("{dir}/shared_cpu_list")).unwrap_or_default(),
+            Some(level),
+            root.read_value(&format!("{dir}/size")),
+        ),
+        None => (Vec::new(), None, None),
+    }
+}

@@ -1,0 +1,442 @@
+//! `sched pipe`: two tasks pass a 4-byte token back and forth through two pipes.
+//!
+//! Worker 0 reads pipe 1 and writes pipe 2; worker 1 the opposite. In process mode
+//! the coordinator forks worker 0 and is worker 1 itself, as perf is; with `-T` two
+//! threads do the work. The clock covers the fork (or thread creation), the loop,
+//! the exit and the reaping, exactly as perf's.
+//!
+//! Two loop orders exist and their results must never be mixed:
+//! - `symmetric` (perf >= 6.15, the default): both workers write, then read; two
+//!   tokens circulate, about one context switch per loop;
+//! - `pingpong` (perf <= 6.14, Debian's perf 6.1): worker 0 reads first, so one
+//!   token circulates and every read blocks, about two switches per loop.
+use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
+use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::shared::{SharedStats, TaskSlot};
+use crate::workers::{self, Exit};
+use crate::{cgroup, OptionProblem, RunRecord, RusageDelta, TaskCpus, Workload, WorkloadError};
+use rustix::event::epoll;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::collections::BTreeMap;
+
+const DEFAULT_LOOPS: i32 = 1_000_000;
+/// Workers sample their CPU once per this many loops.
+const CPU_SAMPLE_EVERY: i64 = 64;
+
+pub static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        short: Some('n'),
+        long: "nonblocking",
+        kind: OptKind::Bool,
+        help: "Use non-blocking operations",
+    },
+    OptSpec {
+        short: Some('l'),
+        long: "loop",
+        kind: OptKind::Int,
+        help: "Specify number of loops",
+    },
+    OptSpec {
+        short: Some('T'),
+        long: "threaded",
+        kind: OptKind::Bool,
+        help: "Specify threads/process based task setup",
+    },
+    OptSpec {
+        short: Some('G'),
+        long: "cgroups",
+        kind: OptKind::Str { argh: "SEND,RECV" },
+        help: "Put sender and receivers in given cgroups",
+    },
+    OptSpec {
+        short: None,
+        long: "pingpong",
+        kind: OptKind::Bool,
+        help: "Loop order of perf <= 6.14 (one token, every read blocks)",
+    },
+];
+
+pub static WORKLOAD: Workload = Workload {
+    collection: "sched",
+    name: "pipe",
+    summary: "Benchmark for pipe() between two processes",
+    usage: "perf bench sched pipe <options>",
+    options: OPTIONS,
+    comm: "sched-pipe",
+    check: check_cgroups,
+    run: run_parsed,
+};
+
+/// The loop order, recorded as the run's variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopOrder {
+    Symmetric,
+    PingPong,
+}
+
+impl LoopOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoopOrder::Symmetric => "symmetric",
+            LoopOrder::PingPong => "pingpong",
+        }
+    }
+}
+
+/// The parameters of one pipe run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params {
+    /// Signed, as perf's: a negative count runs no loop and prints negative figures.
+    pub loops: i32,
+    pub threaded: bool,
+    pub nonblocking: bool,
+    /// `(SEND, RECV)` cgroup names, relative to the cgroup mount.
+    pub cgroups: Option<(String, String)>,
+    pub order: LoopOrder,
+}
+
+impl Params {
+    pub fn from_parsed(parsed: &Parsed) -> Self {
+        Self {
+            loops: parsed.int("loop").unwrap_or(DEFAULT_LOOPS),
+            threaded: parsed.bool("threaded").unwrap_or(false),
+            nonblocking: parsed.bool("nonblocking").unwrap_or(false),
+            cgroups: parsed.str("cgroups").flatten().and_then(|v| split_cgroups(&v)),
+            order: if parsed.bool("pingpong").unwrap_or(false) {
+                LoopOrder::PingPong
+            } else {
+                LoopOrder::Symmetric
+            },
+        }
+    }
+
+    fn task_word(&self) -> &'static str {
+        if self.threaded {
+            "threads"
+        } else {
+            "processes"
+        }
+    }
+
+    fn params_map(&self) -> BTreeMap<String, serde_json::Value> {
+        let cgroups = match &self.cgroups {
+            Some((send, recv)) => serde_json::Value::from(format!("{send},{recv}")),
+            None => serde_json::Value::Null,
+        };
+        BTreeMap::from([
+            ("loop".into(), self.loops.into()),
+            ("threaded".into(), self.threaded.into()),
+            ("nonblocking".into(), self.nonblocking.into()),
+            ("cgroups".into(), cgroups),
+        ])
+    }
+}
+
+fn split_cgroups(value: &str) -> Option<(String, String)> {
+    let (send, recv) = value.split_once(',')?;
+    Some((send.to_string(), recv.to_string()))
+}
+
+/// perf rejects a `-G` value without a comma while parsing.
+fn check_cgroups(parsed: &Parsed) -> Result<(), OptionProblem> {
+    match parsed.str("cgroups").flatten() {
+        Some(value) if !value.contains(',') => Err(OptionProblem {
+            long: "cgroups",
+            message: format!("it should have two cgroup names: {value}"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {
+    run(&Params::from_parsed(parsed))
+}
+
+/// The two pipes; worker 0 reads `one` and writes `two`, worker 1 the reverse.
+struct Pipes {
+    one_read: OwnedFd,
+    one_write: OwnedFd,
+    two_read: OwnedFd,
+    two_write: OwnedFd,
+}
+
+fn make_pipes(nonblocking: bool) -> Result<Pipes, WorkloadError> {
+    let flags = if nonblocking {
+        rustix::pipe::PipeFlags::NONBLOCK
+    } else {
+        rustix::pipe::PipeFlags::empty()
+    };
+    let (one_read, one_write) =
+        rustix::pipe::pipe_with(flags).map_err(|e| WorkloadError::failed("pipe", e))?;
+    let (two_read, two_write) =
+        rustix::pipe::pipe_with(flags).map_err(|e| WorkloadError::failed("pipe", e))?;
+    Ok(Pipes {
+        one_read,
+        one_write,
+        two_read,
+        two_write,
+    })
+}
+
+/// One worker's side of the loop.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    input: BorrowedFd<'a>,
+    output: BorrowedFd<'a>,
+    reads_first: bool,
+    nonblocking: bool,
+    cgroup: Option<&'a cgroup::Target>,
+    slot: TaskSlot<'a>,
+}
+
+/// What both sides share; [`SideConfig::side`] makes worker 0's or worker 1's view.
+struct SideConfig<'a> {
+    order: LoopOrder,
+    nonblocking: bool,
+    cgroups: Option<&'a (cgroup::Target, cgroup::Target)>,
+    stats: &'a SharedStats,
+}
+
+impl<'a> SideConfig<'a> {
+    fn side<'f>(&self, worker: usize, input: BorrowedFd<'f>, output: BorrowedFd<'f>) -> Side<'f>
+    where
+        'a: 'f,
+    {
+        Side {
+            input,
+            output,
+            // In the ping-pong order worker 0 reads first; worker 1 always writes first.
+            reads_first: worker == 0 && self.order == LoopOrder::PingPong,
+            nonblocking: self.nonblocking,
+            cgroup: self.cgroups.map(|(send, recv)| if worker == 0 { send } else { recv }),
+            slot: self.stats.task(worker),
+        }
+    }
+}
+
+/// Runs one pipe benchmark.
+pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
+    let targets = match &p.cgroups {
+        Some((send, recv)) => Some((
+            cgroup::Target::resolve(send, p.threaded)?,
+            cgroup::Target::resolve(recv, p.threaded)?,
+        )),
+        None => None,
+    };
+    let home = if targets.is_some() && !p.threaded {
+        Some(cgroup::Target::current()?)
+    } else {
+        None
+    };
+    let pipes = make_pipes(p.nonblocking)?;
+    let stats = SharedStats::new(2, 0).map_err(|e| WorkloadError::failed("mmap", e))?;
+    let config = SideConfig {
+        order: p.order,
+        nonblocking: p.nonblocking,
+        cgroups: targets.as_ref(),
+        stats: &stats,
+    };
+    workers::prepare(1).map_err(|e| WorkloadError::failed("preparing workers", e))?;
+    let outcome = if p.threaded {
+        run_threads(p.loops, pipes, &config)
+    } else {
+        run_processes(p.loops, pipes, &config)
+    };
+    if let Some(home) = &home {
+        // perf leaves itself in the RECV cgroup; kbench goes back where it was.
+        let _ = home.enter_self();
+    }
+    let (elapsed, usage) = outcome?;
+    Ok(record(p, elapsed, usage, &stats))
+}
+
+fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats) -> RunRecord {
+    let names = ["worker 0 (reads pipe 1)", "worker 1 (writes pipe 1)"];
+    let tasks = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| TaskCpus {
+            task: (*name).into(),
+            cpus: stats.cpus_of(i),
+        })
+        .collect();
+    let base = RunRecord {
+        workload: WORKLOAD.key(),
+        params: p.params_map(),
+        variant: p.order.as_str().into(),
+        total_ns: elapsed.total_ns,
+        ops: None,
+        usecs_per_op: None,
+        ops_per_sec: None,
+        bytes_transferred: None,
+        rusage: usage,
+        tasks,
+        cpus_used: stats.all_cpus(),
+        start_unix_ns: elapsed.start_unix_ns,
+        end_unix_ns: elapsed.end_unix_ns,
+        header_lines: vec![format!(
+            "# Executed {} pipe operations between two {}",
+            p.loops,
+            p.task_word()
+        )],
+    };
+    let mut rec = base.with_per_op(u64::try_from(p.loops).unwrap_or(0));
+    rec.ops = Some(u64::try_from(p.loops).unwrap_or(0));
+    rec.params.insert("signed_loops".into(), p.loops.into());
+    rec
+}
+
+type Timed = (Elapsed, RusageDelta);
+
+fn run_processes(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Timed, WorkloadError> {
+    let Pipes {
+        one_read,
+        one_write,
+        two_read,
+        two_write,
+    } = pipes;
+    flush_stdio();
+    let usage_before = UsageSnapshot::take();
+    let stopwatch = Stopwatch::start();
+    let child = workers::fork_worker(|| {
+        // Unlike perf, each process closes the ends it does not use, so a worker that
+        // dies gives its peer end-of-file instead of a hang.
+        close_in_child(&one_write);
+        close_in_child(&two_read);
+        match work(loops, config.side(0, one_read.as_fd(), two_write.as_fd())) {
+            Ok(()) => 0,
+            Err(message) => {
+                eprintln!("kbench: sched pipe worker 0: {message}");
+                1
+            }
+        }
+    })
+    .map_err(|e| WorkloadError::failed("fork", e))?;
+    drop(one_read);
+    drop(two_write);
+    let parent_result = work(loops, config.side(1, two_read.as_fd(), one_write.as_fd()));
+    let child_exit = match parent_result {
+        Ok(()) => workers::reap(child).map_err(|e| WorkloadError::failed("waitpid", e))?,
+        Err(_) => {
+            workers::kill_and_reap_all();
+            Exit::Signal(libc::SIGKILL)
+        }
+    };
+    let elapsed = stopwatch.stop();
+    let usage = usage_before.delta_to(&UsageSnapshot::take());
+    parent_result.map_err(|m| WorkloadError::Failed(format!("sched pipe worker 1: {m}")))?;
+    if child_exit != Exit::Code(0) {
+        return Err(WorkloadError::Failed(format!(
+            "sched pipe worker 0 {child_exit}"
+        )));
+    }
+    Ok((elapsed, usage))
+}
+
+fn close_in_child(fd: &OwnedFd) {
+    // SAFETY: runs in the forked child only, which leaves through _exit and never
+    // drops the OwnedFd naming this descriptor, so it is closed exactly once.
+    unsafe {
+        libc::close(std::os::fd::AsRawFd::as_raw_fd(fd));
+    }
+}
+
+fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Timed, WorkloadError> {
+    let sides = [
+        config.side(0, pipes.one_read.as_fd(), pipes.two_write.as_fd()),
+        config.side(1, pipes.two_read.as_fd(), pipes.one_write.as_fd()),
+    ];
+    let usage_before = UsageSnapshot::take();
+    let stopwatch = Stopwatch::start();
+    let results = std::thread::scope(|scope| {
+        let handles = sides.map(|side| scope.spawn(move || work(loops, side)));
+        handles.map(|h| h.join().unwrap_or_else(|_| Err("worker thread panicked".into())))
+    });
+    let elapsed = stopwatch.stop();
+    let usage = usage_before.delta_to(&UsageSnapshot::take());
+    for (i, result) in results.into_iter().enumerate() {
+        result.map_err(|m| WorkloadError::Failed(format!("sched pipe worker {i}: {m}")))?;
+    }
+    Ok((elapsed, usage))
+}
+
+/// One worker: enter its cgroup, then `loops` times write-and-read (or read-and-write).
+fn work(loops: i32, side: Side<'_>) -> Result<(), String> {
+    if let Some(target) = side.cgroup {
+        target.enter_worker().map_err(|e| e.to_string())?;
+    }
+    let poller = if side.nonblocking {
+        Some(make_poller(side.input).map_err(|e| format!("epoll: {e}"))?)
+    } else {
+        None
+    };
+    let token = [0u8; 4];
+    let mut buf = [0u8; 4];
+    side.slot.note_current_cpu();
+    for i in 0..i64::from(loops) {
+        if side.reads_first {
+            read_token(side.input, &mut buf, poller.as_ref())?;
+            write_token(side.output, &token)?;
+        } else {
+            write_token(side.output, &token)?;
+            read_token(side.input, &mut buf, poller.as_ref())?;
+        }
+        if i % CPU_SAMPLE_EVERY == 0 {
+            side.slot.note_current_cpu();
+        }
+    }
+    side.slot.note_current_cpu();
+    Ok(())
+}
+
+fn make_poller(input: BorrowedFd<'_>) -> rustix::io::Result<OwnedFd> {
+    let epfd = epoll::create(epoll::CreateFlags::empty())?;
+    epoll::add(
+        &epfd,
+        input,
+        epoll::EventData::new_u64(0),
+        epoll::EventFlags::IN,
+    )?;
+    Ok(epfd)
+}
+
+fn write_token(output: BorrowedFd<'_>, token: &[u8; 4]) -> Result<(), String> {
+    loop {
+        match rustix::io::write(output, token) {
+            Ok(4) => return Ok(()),
+            Ok(n) => return Err(format!("write moved {n} bytes instead of 4")),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(format!("write: {e}")),
+        }
+    }
+}
+
+/// Reads the 4-byte token; with `-n`, waits in epoll first and retries on EAGAIN.
+fn read_token(input: BorrowedFd<'_>, buf: &mut [u8; 4], poller: Option<&OwnedFd>) -> Result<(), String> {
+    loop {
+        if let Some(epfd) = poller {
+            let mut events = [epoll::Event {
+                flags: epoll::EventFlags::empty(),
+                data: epoll::EventData::new_u64(0),
+            }];
+            match epoll::wait(epfd, &mut events[..], None) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(format!("epoll_wait: {e}")),
+            }
+        }
+        match rustix::io::read(input, &mut buf[..]) {
+            Ok(4) => return Ok(()),
+            Ok(0) => return Err("read: the other worker is gone (end of file)".into()),
+            Ok(n) => return Err(format!("read moved {n} bytes instead of 4")),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(rustix::io::Errno::AGAIN) if poller.is_some() => continue,
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+}
+
+fn flush_stdio() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+}

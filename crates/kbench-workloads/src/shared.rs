@@ -1,0 +1,157 @@
+//! Memory shared by the coordinator and its workers, processes or threads alike.
+//!
+//! Workers record where they ran and what they moved here without a system call,
+//! so the record costs nothing inside the timed region; the coordinator reads it
+//! after reaping.
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// CPUs representable in a task's mask: 16 words of 64 bits.
+const MASK_WORDS: usize = 16;
+pub const MAX_TRACKED_CPUS: usize = MASK_WORDS * 64;
+/// Per task: the CPU mask, then a byte counter.
+const WORDS_PER_TASK: usize = MASK_WORDS + 1;
+
+/// An anonymous `MAP_SHARED` mapping of atomic words: `tasks` task slots followed
+/// by `scalars` free words (results a helper process hands back).
+pub struct SharedStats {
+    base: NonNull<AtomicU64>,
+    tasks: usize,
+    scalars: usize,
+}
+
+// SAFETY: the mapping is only ever accessed through `AtomicU64`, which is Sync, and
+// it lives until `drop`, which needs `&mut self`.
+unsafe impl Send for SharedStats {}
+// SAFETY: as above: every access is an atomic operation.
+unsafe impl Sync for SharedStats {}
+
+impl SharedStats {
+    /// Maps zeroed shared memory for `tasks` task slots and `scalars` extra words.
+    pub fn new(tasks: usize, scalars: usize) -> io::Result<Self> {
+        let words = (tasks * WORDS_PER_TASK + scalars).max(1);
+        let len = words * std::mem::size_of::<AtomicU64>();
+        // SAFETY: a fresh anonymous mapping aliases no Rust object; the kernel zero-fills
+        // it, and all-zero bytes are a valid `AtomicU64`. It is unmapped only in `drop`.
+        let ptr = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::SHARED,
+            )?
+        };
+        let base = NonNull::new(ptr.cast::<AtomicU64>())
+            .ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        Ok(Self {
+            base,
+            tasks,
+            scalars,
+        })
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        let words = (self.tasks * WORDS_PER_TASK + self.scalars).max(1);
+        // SAFETY: `base` points at `words` initialised AtomicU64s mapped in `new` and
+        // valid until `drop`; the returned borrow cannot outlive `self`.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr(), words) }
+    }
+
+    /// The slot of task `index` (panics never: out-of-range indices are a bug caught
+    /// in debug builds and clamped to the last slot in release).
+    pub fn task(&self, index: usize) -> TaskSlot<'_> {
+        debug_assert!(index < self.tasks);
+        let index = index.min(self.tasks.saturating_sub(1));
+        let start = index * WORDS_PER_TASK;
+        TaskSlot {
+            words: &self.words()[start..start + WORDS_PER_TASK],
+        }
+    }
+
+    /// Extra word `index`, after the task slots.
+    pub fn scalar(&self, index: usize) -> &AtomicU64 {
+        debug_assert!(index < self.scalars);
+        &self.words()[self.tasks * WORDS_PER_TASK + index.min(self.scalars.saturating_sub(1))]
+    }
+
+    pub fn tasks(&self) -> usize {
+        self.tasks
+    }
+
+    /// The sorted CPUs task `index` was seen on.
+    pub fn cpus_of(&self, index: usize) -> Vec<u32> {
+        self.task(index).cpus()
+    }
+
+    /// The sorted union of every task's CPUs.
+    pub fn all_cpus(&self) -> Vec<u32> {
+        let mut union = [0u64; MASK_WORDS];
+        for task in 0..self.tasks {
+            for (acc, word) in union.iter_mut().zip(self.task(task).mask()) {
+                *acc |= word;
+            }
+        }
+        mask_to_cpus(&union)
+    }
+
+    /// Sum of all tasks' byte counters.
+    pub fn total_bytes(&self) -> u64 {
+        (0..self.tasks).map(|t| self.task(t).bytes()).sum()
+    }
+}
+
+impl Drop for SharedStats {
+    fn drop(&mut self) {
+        let words = (self.tasks * WORDS_PER_TASK + self.scalars).max(1);
+        // SAFETY: unmaps exactly the mapping made in `new`; no borrow of it outlives
+        // `self`, which is being dropped.
+        unsafe {
+            let _ = rustix::mm::munmap(
+                self.base.as_ptr().cast(),
+                words * std::mem::size_of::<AtomicU64>(),
+            );
+        }
+    }
+}
+
+/// One task's view of its slot.
+#[derive(Clone, Copy)]
+pub struct TaskSlot<'a> {
+    words: &'a [AtomicU64],
+}
+
+impl TaskSlot<'_> {
+    /// Records the CPU the caller runs on now (getcpu through the vDSO: no context switch).
+    #[inline]
+    pub fn note_current_cpu(&self) {
+        let cpu = rustix::thread::sched_getcpu();
+        if cpu < MAX_TRACKED_CPUS {
+            self.words[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+        }
+    }
+
+    /// Adds to the task's byte counter.
+    pub fn add_bytes(&self, bytes: u64) {
+        self.words[MASK_WORDS].fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn bytes(&self) -> u64 {
+        self.words[MASK_WORDS].load(Ordering::Relaxed)
+    }
+
+    fn mask(&self) -> [u64; MASK_WORDS] {
+        std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed))
+    }
+
+    fn cpus(&self) -> Vec<u32> {
+        mask_to_cpus(&self.mask())
+    }
+}
+
+fn mask_to_cpus(mask: &[u64; MASK_WORDS]) -> Vec<u32> {
+    (0..MAX_TRACKED_CPUS)
+        .filter(|cpu| mask[cpu / 64] & (1 << (cpu % 64)) != 0)
+        .map(|cpu| cpu as u32)
+        .collect()
+}

@@ -1,0 +1,195 @@
+//! `kbench bench`: single runs, a drop-in for `perf bench` (collection `sched`).
+//!
+//! Options, output and exit codes follow perf (see perf-compat.md), with three
+//! deliberate differences, each where perf misbehaves: an unknown `-f` format or
+//! `-r 0` is an error (exit 2) rather than a message and exit 0; `sched all` exits 1
+//! when a benchmark failed; and `-f json` / `--json` print kbench's run records.
+use crate::error::UsageError;
+use kbench_report::bench::{self as formats, RunFormat};
+use kbench_workloads::perfopt::{OptKind, OptSpec, ParseExit, Parsed, Parser};
+use kbench_workloads::{Workload, WorkloadError};
+use std::io::Write;
+
+#[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true)]
+pub struct BenchArgs {
+    /// `[-f default|simple|json] [--json] [-r N] sched messaging|pipe|seccomp-notify|all [OPTIONS]`
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+static COMMON_OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        short: Some('f'),
+        long: "format",
+        kind: OptKind::Str {
+            argh: "default|simple",
+        },
+        help: "Specify the output formatting style",
+    },
+    OptSpec {
+        short: Some('r'),
+        long: "repeat",
+        kind: OptKind::UInt,
+        help: "Specify number of times to repeat the run",
+    },
+    OptSpec {
+        short: None,
+        long: "json",
+        kind: OptKind::Bool,
+        help: "One JSON run record per run (kbench)",
+    },
+];
+
+const COMMON_USAGE: &str = "perf bench [<common options>] <collection> <benchmark> [<options>]";
+
+pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
+    let common = Parser {
+        usage: COMMON_USAGE,
+        specs: COMMON_OPTIONS,
+        stop_at_non_option: true,
+    };
+    let parsed = match common.parse(&args.args) {
+        Ok(parsed) => parsed,
+        Err(exit) => return Ok(emit(&exit)),
+    };
+    let format = output_format(&parsed)?;
+    // perf hands words after `--` back to the driver: `perf bench -- sched pipe` runs.
+    let mut words = parsed
+        .rest
+        .iter()
+        .chain(&parsed.after_double_dash)
+        .map(String::as_str);
+    match (words.next(), words.next()) {
+        (None, _) => {
+            print_out(&collections_list());
+            Ok(0)
+        }
+        (Some("sched"), None | Some("-h" | "--help")) => {
+            print_out(&benchmarks_list("sched"));
+            Ok(0)
+        }
+        (Some("sched"), Some("all")) => Ok(run_all("sched", format.as_ref())),
+        (Some(collection @ "sched"), Some(name)) => match kbench_workloads::find(collection, name) {
+            Some(workload) => {
+                let rest: Vec<String> = words.map(str::to_string).collect();
+                run_one(workload, &rest, format.as_ref())
+            }
+            None => {
+                print_out(&format!(
+                    "Unknown benchmark: '{name}' for collection '{collection}'\n"
+                ));
+                Ok(1)
+            }
+        },
+        (Some(collection), _) => {
+            print_out(&format!("Unknown collection: '{collection}'\n"));
+            Ok(1)
+        }
+    }
+}
+
+fn output_format(parsed: &Parsed) -> anyhow::Result<Box<dyn RunFormat>> {
+    if parsed.uint("repeat") == Some(0) {
+        return Err(UsageError("Invalid repeat option: Must specify a positive value".into()).into());
+    }
+    if parsed.bool("json") == Some(true) {
+        return Ok(Box::new(formats::JsonFormat));
+    }
+    let name = parsed.str("format").flatten().unwrap_or_else(|| "default".into());
+    formats::by_name(&name)
+        .ok_or_else(|| UsageError(format!("Unknown format descriptor: '{name}'")).into())
+}
+
+/// Prints what perf would print instead of running, and returns its exit code.
+fn emit(exit: &ParseExit) -> i32 {
+    print_out(&exit.stdout);
+    eprint!("{}", exit.stderr);
+    exit.code
+}
+
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn collections_list() -> String {
+    format!(
+        "\n Usage: \n\t{COMMON_USAGE}\n\n        # List of all available benchmark collections:\n\n{:>14}: {}\n{:>14}: {}\n\n",
+        "sched", "Scheduler and IPC benchmarks", "all", "All benchmarks"
+    )
+}
+
+fn benchmarks_list(collection: &str) -> String {
+    let mut out = format!("\n        # List of available benchmarks for collection '{collection}':\n\n");
+    for w in kbench_workloads::collection(collection) {
+        out.push_str(&format!("{:>14}: {}\n", w.name, w.summary));
+    }
+    out.push_str(&format!("{:>14}: {}\n\n", "all", "Run all scheduler benchmarks"));
+    out
+}
+
+/// perf's task name for the benchmark, inherited by every worker (`pgrep sched-pipe`).
+fn set_task_name(workload: &Workload) {
+    if let Ok(name) = std::ffi::CString::new(workload.comm) {
+        let _ = rustix::thread::set_name(&name);
+    }
+}
+
+fn run_one(workload: &Workload, args: &[String], format: &dyn RunFormat) -> anyhow::Result<i32> {
+    set_task_name(workload);
+    if let Some(banner) = format.banner(&workload.key()) {
+        // perf prints this before parsing the benchmark's options, so it appears
+        // even when parsing fails.
+        print_out(&banner);
+    }
+    let parser = Parser {
+        usage: workload.usage,
+        specs: workload.options,
+        stop_at_non_option: false,
+    };
+    let parsed = match parser.parse(args) {
+        Ok(parsed) => parsed,
+        Err(exit) => return Ok(emit(&exit)),
+    };
+    if let Err(problem) = (workload.check)(&parsed) {
+        return Ok(emit(&parser.option_error(problem.long, &problem.message)));
+    }
+    match (workload.run)(&parsed) {
+        Ok(record) => {
+            print_out(&format.render(&record));
+            Ok(0)
+        }
+        Err(e) => Err(workload_error(e)),
+    }
+}
+
+/// Runs every benchmark of the collection with its defaults, as `perf bench sched all`.
+fn run_all(collection: &str, format: &dyn RunFormat) -> i32 {
+    let mut failed = false;
+    for workload in kbench_workloads::collection(collection) {
+        set_task_name(workload);
+        if let Some(banner) = format.all_banner(&workload.key()) {
+            print_out(&banner);
+        }
+        match (workload.run)(&Parsed::default()) {
+            Ok(record) => print_out(&format.render(&record)),
+            Err(e) => {
+                eprintln!("kbench: {}: {e}", workload.key());
+                failed = true;
+            }
+        }
+        if format.all_banner(&workload.key()).is_some() {
+            print_out("\n");
+        }
+    }
+    i32::from(failed)
+}
+
+fn workload_error(e: WorkloadError) -> anyhow::Error {
+    match e {
+        WorkloadError::Usage(message) => UsageError(message).into(),
+        other => anyhow::Error::new(other),
+    }
+}
