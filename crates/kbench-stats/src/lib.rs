@@ -1,1 +1,31 @@
-//! kbench-stats
+//! kbench-stats: the statistics engine of kbench.
+//!
+//! Pure functions (no I/O, no global state, deterministic) that compare two sets of
+//! benchmark values and return a verdict with its numbers and diagnostics. The method set and
+//! its evidence are in `docs/statistics.md` §4: Hodges-Lehmann shift of log values with the
+//! exact Moses interval, a verdict against a practical threshold δ, and diagnostics for
+//! outliers, bimodality, drift and shape next to every verdict.
+//!
+//! Entry points: [`compare`], [`compare_replicated`], [`compare_summaries`],
+//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`].
+
+pub mod calibration;
+pub mod compare;
+pub mod descriptive;
+pub mod diagnostics;
+pub mod ks;
+pub mod multiple;
+pub mod parametric;
+pub mod rank;
+pub mod special;
+
+pub use compare::{
+    compare, compare_replicated, compare_summaries, BootEffect, BootVariance, CompareOptions, Comparison,
+    Diagnostics, Replication, Sample, Scale, ShapeTest, SideDiagnostics, SummaryStats, Verdict,
+};
+pub use descriptive::{describe, percentile_ci, percentiles_with_ci, quantile_sorted, PercentileCi, Summary};
+pub use diagnostics::{bimodality, drift, mad_outliers, mann_kendall, theil_sen_slope, Bimodality, Drift};
+pub use ks::{ks_two_sample, KolmogorovSmirnov};
+pub use multiple::benjamini_hochberg;
+pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};
+pub use rank::{hodges_lehmann, kth_pairwise_difference, mann_whitney, moses_rank, MannWhitney, PMethod, ShiftEstimate};

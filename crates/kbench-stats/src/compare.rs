@@ -1,0 +1,796 @@
+//! Two-sample comparison with a verdict against a practical threshold δ.
+//!
+//! The estimate is the Hodges-Lehmann shift of log values with the exact Moses interval
+//! (see `statistics.md` §4.2); the verdict is read from that interval and ±δ.
+
+use crate::descriptive::{describe, median, sample_sd, Summary};
+use crate::diagnostics::{bimodality, drift, mad_outliers, Bimodality, Drift};
+use crate::ks::ks_two_sample;
+use crate::parametric::{fieller_ratio_ci, welch, welch_from_moments};
+use crate::rank::{hodges_lehmann, mann_whitney, PMethod};
+use crate::special::{t_quantile, normal_quantile};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Options of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CompareOptions {
+    /// Practical threshold δ in percent: changes smaller than this do not matter. Default 1;
+    /// pass the measured noise floor (A/A) when known.
+    pub delta_pct: f64,
+    /// Two-sided error rate; the interval has confidence 1 − α. Default 0.05.
+    pub alpha: f64,
+    /// Larger values are better (throughput): flips regression and improvement.
+    pub higher_is_better: bool,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions { delta_pct: 1.0, alpha: 0.05, higher_is_better: false }
+    }
+}
+
+/// The verdict of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// B is worse than A by more than δ (the whole interval is beyond δ).
+    Regression,
+    /// B is better than A by more than δ.
+    Improvement,
+    /// No change larger than δ: the interval lies inside (−δ, +δ) (a TOST-style
+    /// equivalence statement, conservative: 1 − α interval rather than 1 − 2α).
+    Equivalent,
+    /// A real change (the interval excludes 0) whose size relative to δ is unresolved.
+    Changed,
+    /// The interval contains 0 and reaches beyond ±δ: more runs needed.
+    Inconclusive,
+    /// Too few (or invalid) values for the method: no verdict.
+    Insufficient,
+}
+
+impl Verdict {
+    /// The verdict as one lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Changed => "changed",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Insufficient => "insufficient",
+        }
+    }
+
+    /// Whether this verdict claims a real difference (what an A/A test must rarely report).
+    pub fn claims_difference(self) -> bool {
+        matches!(self, Verdict::Regression | Verdict::Improvement | Verdict::Changed)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The scale the shift is computed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Differences of natural logs: the shift is a ratio, ±x % symmetric.
+    Log,
+    /// Raw differences relative to |median of A|: used when any value is ≤ 0.
+    Linear,
+}
+
+/// Diagnostics of one side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideDiagnostics {
+    /// 0-based indices of flagged values (kept in the analysis).
+    pub outliers: Vec<usize>,
+    pub bimodality: Bimodality,
+    /// Theil-Sen slope and Mann-Kendall test over the given order (n ≥ 3).
+    pub drift: Option<Drift>,
+    /// Mann-Kendall p < α and |slope| × (n − 1) > δ/2: the drift over this side's session
+    /// is large enough to matter at δ.
+    pub drifting: bool,
+    /// Theil-Sen slope in percent per run (relative, as the shift).
+    pub drift_pct_per_run: Option<f64>,
+}
+
+/// KS test of the shape, after removing the estimated shift.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShapeTest {
+    pub ks_d: f64,
+    pub ks_p: f64,
+    /// ks_p < α: the distributions differ in more than location (spread, modes).
+    pub shape_changed: bool,
+    pub method: PMethod,
+}
+
+/// Diagnostics attached to every comparison of raw values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    pub a: SideDiagnostics,
+    pub b: SideDiagnostics,
+    /// The verdict with flagged outliers removed, when it differs from the verdict.
+    pub verdict_without_outliers: Option<Verdict>,
+    /// The shift without outliers, when the verdict differs.
+    pub shift_pct_without_outliers: Option<f64>,
+    pub shape: Option<ShapeTest>,
+}
+
+/// How the boot-to-boot effect was handled in a replicated comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BootEffect {
+    /// A and B ran in the same single boot: boot offsets cancel.
+    NotApplicable,
+    /// One boot per side: a boot offset is indistinguishable from the change (provisional).
+    Confounded,
+    /// Tested on per-boot medians, but a side has fewer than 4 boots (provisional).
+    FewBoots,
+    /// Tested on per-boot medians with at least 4 boots per side.
+    Separated,
+}
+
+/// Variance components of one side (one-way random-effects ANOVA on the analysed scale).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BootVariance {
+    pub boots: usize,
+    pub runs: usize,
+    /// Within-boot SD (natural-log units ≈ fraction for the log scale).
+    pub within_sd: Option<f64>,
+    /// Between-boot SD from (MS_between − MS_within)/n₀, floored at 0.
+    pub between_sd: Option<f64>,
+}
+
+/// Replication summary of a [`compare_replicated`] result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replication {
+    /// "boot" when per-boot medians were compared, "run" when runs were pooled.
+    pub unit: String,
+    /// Boot ids in analysis order (per-boot diagnostics indices refer to these).
+    pub boots_a: Vec<String>,
+    pub boots_b: Vec<String>,
+    pub variance_a: BootVariance,
+    pub variance_b: BootVariance,
+    pub boot_effect: BootEffect,
+}
+
+/// The result of a comparison of B against A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub n_a: usize,
+    pub n_b: usize,
+    pub summary_a: Summary,
+    pub summary_b: Summary,
+    pub median_a: Option<f64>,
+    pub median_b: Option<f64>,
+    /// Shift of B relative to A in percent (+ means B larger).
+    pub shift_pct: Option<f64>,
+    /// The same shift in natural-log units (log scale only; swapping A and B negates it).
+    pub shift_log: Option<f64>,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Confidence level of the interval, 1 − α.
+    pub confidence: f64,
+    pub p_value: Option<f64>,
+    pub verdict: Verdict,
+    /// Estimated runs (or boots) per side that would settle an inconclusive result.
+    pub runs_needed: Option<usize>,
+    pub delta_pct: f64,
+    pub higher_is_better: bool,
+    pub scale: Scale,
+    /// Computed from (mean, SD, n) summaries, not raw values.
+    pub summary_based: bool,
+    /// Short description of the estimator, interval and test.
+    pub method: String,
+    /// Human-readable remarks (fallbacks, warnings).
+    pub notes: Vec<String>,
+    /// `None` for summary-based comparisons.
+    pub diagnostics: Option<Diagnostics>,
+    pub replication: Option<Replication>,
+}
+
+/// One measured value with its replication coordinates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub value: f64,
+    pub boot_id: String,
+    /// Position in this side's session order (drift is assessed in this order).
+    pub run_index: u32,
+}
+
+/// Summary statistics of one side, e.g. from `perf stat -r N`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SummaryStats {
+    pub mean: f64,
+    /// Sample standard deviation of the values (n − 1).
+    pub sd: f64,
+    pub n: usize,
+}
+
+impl SummaryStats {
+    /// From mean, sample SD and n.
+    pub fn from_sd(mean: f64, sd: f64, n: usize) -> Self {
+        SummaryStats { mean, sd, n }
+    }
+
+    /// From mean, standard error of the mean and n (SD = SE·√n).
+    pub fn from_std_error(mean: f64, std_error: f64, n: usize) -> Self {
+        SummaryStats { mean, sd: std_error * (n as f64).sqrt(), n }
+    }
+
+    /// From `perf stat -r n` output: "mean +- x.xx%" where x is the standard error as a
+    /// percentage of the mean.
+    pub fn from_perf_stat(mean: f64, std_error_pct: f64, n: usize) -> Self {
+        Self::from_std_error(mean, mean.abs() * std_error_pct / 100.0, n)
+    }
+}
+
+/// The inferential core: shift, interval and p on the analysed scale.
+struct Estimate {
+    /// Shift in relative units: log ratio (log scale) or difference / |median A| (linear).
+    shift_rel: f64,
+    ci_rel: Option<(f64, f64)>,
+    p_value: Option<f64>,
+    method: String,
+    /// Per-value spread implied by the interval, used for runs-needed.
+    spread_rel: Option<f64>,
+}
+
+struct Decision {
+    verdict: Verdict,
+    runs_needed: Option<usize>,
+}
+
+/// Relative threshold on the analysed scale: ln(1 + δ) on the log scale, so the improvement
+/// bound is −ln(1 + δ), i.e. B/A = 1/(1 + δ), and swapping A and B swaps the verdicts.
+fn threshold_rel(scale: Scale, delta_pct: f64) -> f64 {
+    match scale {
+        Scale::Log => (delta_pct / 100.0).ln_1p(),
+        Scale::Linear => delta_pct / 100.0,
+    }
+}
+
+fn rel_to_pct(scale: Scale, rel: f64) -> f64 {
+    match scale {
+        Scale::Log => 100.0 * rel.exp_m1(),
+        Scale::Linear => 100.0 * rel,
+    }
+}
+
+/// Reads the verdict from the interval (statistics.md §4.2, item 8), in "B larger" terms,
+/// then maps larger to worse unless higher is better.
+fn verdict_from_interval((low, high): (f64, f64), threshold: f64, higher_is_better: bool) -> Verdict {
+    let (b_worse, b_better) = if higher_is_better {
+        (Verdict::Improvement, Verdict::Regression)
+    } else {
+        (Verdict::Regression, Verdict::Improvement)
+    };
+    if low > threshold {
+        b_worse
+    } else if high < -threshold {
+        b_better
+    } else if low >= -threshold && high <= threshold {
+        Verdict::Equivalent
+    } else if low > 0.0 || high < 0.0 {
+        Verdict::Changed
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+/// Runs per side at which the (1 − α) interval is expected to be no wider than δ, so it can
+/// no longer contain both 0 and ±δ (it then settles on equivalent, changed, regression or
+/// improvement). Width ≈ 2·t(1 − α/2, 2n − 2)·s·√(2/n), with s the per-value spread.
+fn runs_needed(spread_rel: f64, threshold: f64, alpha: f64) -> Option<usize> {
+    if !(spread_rel > 0.0 && threshold > 0.0 && spread_rel.is_finite()) {
+        return None;
+    }
+    const CAP: f64 = 1e7;
+    let z = normal_quantile(1.0 - alpha / 2.0);
+    let mut n = (8.0 * (z * spread_rel / threshold).powi(2)).max(2.0);
+    for _ in 0..20 {
+        if n > CAP {
+            return Some(CAP as usize);
+        }
+        let t = t_quantile(1.0 - alpha / 2.0, (2.0 * n.ceil() - 2.0).max(1.0));
+        let next = (8.0 * (t * spread_rel / threshold).powi(2)).max(2.0);
+        if (next - n).abs() < 0.5 {
+            n = next;
+            break;
+        }
+        n = next;
+    }
+    Some(n.ceil() as usize)
+}
+
+/// Per-value spread implied by an interval of width `width` from n_a and n_b values.
+fn spread_from_width(width: f64, n_a: usize, n_b: usize, alpha: f64) -> Option<f64> {
+    let df = (n_a + n_b) as f64 - 2.0;
+    if df < 1.0 {
+        return None;
+    }
+    let t = t_quantile(1.0 - alpha / 2.0, df);
+    Some(width / (2.0 * t * (1.0 / n_a as f64 + 1.0 / n_b as f64).sqrt()))
+}
+
+fn transform(values: &[f64], scale: Scale) -> Vec<f64> {
+    match scale {
+        Scale::Log => values.iter().map(|v| v.ln()).collect(),
+        Scale::Linear => values.to_vec(),
+    }
+}
+
+/// Shift and interval on the analysed scale. Hodges-Lehmann + Moses when the rank interval
+/// reaches 1 − α; Welch on the transformed values when it cannot (e.g. 3 vs 3) and both
+/// sides have ≥ 3 values; otherwise `None` (insufficient).
+fn estimate(raw_a: &[f64], raw_b: &[f64], scale: Scale, reference: f64, alpha: f64) -> Option<Estimate> {
+    let (ta, tb) = (transform(raw_a, scale), transform(raw_b, scale));
+    let confidence = 1.0 - alpha;
+    let scale_name = match scale {
+        Scale::Log => "log",
+        Scale::Linear => "linear",
+    };
+    let to_rel = |v: f64| v / reference;
+    let hl = hodges_lehmann(&ta, &tb, confidence)?;
+    if let Some((low, high)) = hl.ci {
+        let mw = mann_whitney(raw_a, raw_b)?;
+        let kind = match hl.method {
+            PMethod::Exact => "exact",
+            PMethod::Normal => "normal-approx",
+        };
+        let ci_rel = (to_rel(low), to_rel(high));
+        return Some(Estimate {
+            shift_rel: to_rel(hl.estimate),
+            ci_rel: Some(ci_rel),
+            p_value: Some(mw.p_value),
+            method: format!("hodges-lehmann, {kind} moses ci, mann-whitney p, {scale_name} scale"),
+            spread_rel: spread_from_width(ci_rel.1 - ci_rel.0, ta.len(), tb.len(), alpha),
+        });
+    }
+    if ta.len() < 3 || tb.len() < 3 {
+        return None;
+    }
+    let w = welch(&ta, &tb, confidence)?;
+    let ci_rel = (to_rel(w.ci.0), to_rel(w.ci.1));
+    Some(Estimate {
+        shift_rel: to_rel(w.difference),
+        ci_rel: Some(ci_rel),
+        p_value: Some(w.p_value),
+        method: format!("welch t (too few values for a rank ci), {scale_name} scale"),
+        spread_rel: spread_from_width(ci_rel.1 - ci_rel.0, ta.len(), tb.len(), alpha),
+    })
+}
+
+fn decide(est: &Estimate, threshold: f64, opts: &CompareOptions, n_a: usize, n_b: usize) -> Decision {
+    let Some(ci) = est.ci_rel else {
+        return Decision { verdict: Verdict::Insufficient, runs_needed: None };
+    };
+    let verdict = verdict_from_interval(ci, threshold, opts.higher_is_better);
+    let runs = if verdict == Verdict::Inconclusive {
+        est.spread_rel
+            .and_then(|s| runs_needed(s, threshold, opts.alpha))
+            .map(|r| r.max(n_a.max(n_b) + 1))
+    } else {
+        None
+    };
+    Decision { verdict, runs_needed: runs }
+}
+
+fn options_problem(opts: &CompareOptions) -> Option<String> {
+    if !(opts.alpha > 0.0 && opts.alpha < 0.5) {
+        return Some(format!("alpha must be in (0, 0.5), got {}", opts.alpha));
+    }
+    if !(opts.delta_pct >= 0.0 && opts.delta_pct < 100.0) {
+        return Some(format!("delta must be in [0, 100) percent, got {}", opts.delta_pct));
+    }
+    None
+}
+
+fn first_non_finite(values: &[f64]) -> Option<usize> {
+    values.iter().position(|v| !v.is_finite())
+}
+
+/// An "insufficient" comparison carrying whatever descriptive numbers exist.
+fn insufficient(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, method: &str, note: String) -> Comparison {
+    let (summary_a, summary_b) = (describe(a), describe(b));
+    Comparison {
+        n_a: a.len(),
+        n_b: b.len(),
+        median_a: summary_a.median,
+        median_b: summary_b.median,
+        summary_a,
+        summary_b,
+        shift_pct: None,
+        shift_log: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        confidence: 1.0 - opts.alpha,
+        p_value: None,
+        verdict: Verdict::Insufficient,
+        runs_needed: None,
+        delta_pct: opts.delta_pct,
+        higher_is_better: opts.higher_is_better,
+        scale,
+        summary_based: false,
+        method: method.to_string(),
+        notes: vec![note],
+        diagnostics: None,
+        replication: None,
+    }
+}
+
+/// Compares two samples of raw values (B against A), e.g. run times of two kernels.
+///
+/// Method (statistics.md §4.2): on log values, the Hodges-Lehmann shift (Hodges & Lehmann
+/// 1963) with the distribution-free interval from inverting the Mann-Whitney test (Moses 1965;
+/// Hollander & Wolfe 1999, §4.3; exact without ties for ≤ 50 values per side) and the two-sided
+/// Mann-Whitney p (Mann & Whitney 1947). When the rank interval cannot reach 1 − α (3 vs 3),
+/// Welch's t on log values (Welch 1947) is used if both sides have ≥ 3 values. The verdict is
+/// read from the interval and ±δ (see [`Verdict`]); `runs_needed` is given for inconclusive
+/// results. If any value is ≤ 0 the shift is computed on raw values relative to |median A|
+/// (`scale = linear`, said in `method`). Empty, single-value or non-finite inputs give
+/// `insufficient`; this function never panics.
+///
+/// Diagnostics: MAD outliers (and the verdict without them when it differs), bimodality,
+/// drift over the given order, and a KS shape test after removing the shift.
+pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
+    compare_in_order(a, b, opts, "")
+}
+
+fn compare_in_order(a: &[f64], b: &[f64], opts: &CompareOptions, method_prefix: &str) -> Comparison {
+    let scale = if a.iter().chain(b).all(|v| *v > 0.0) { Scale::Log } else { Scale::Linear };
+    let method_of = |m: &str| format!("{method_prefix}{m}");
+    if let Some(problem) = options_problem(opts) {
+        return insufficient(a, b, opts, scale, &method_of("none"), format!("invalid options: {problem}"));
+    }
+    for (side, values) in [("A", a), ("B", b)] {
+        if let Some(i) = first_non_finite(values) {
+            let note = format!("{side}[{i}] is not a finite number ({})", values[i]);
+            return insufficient(a, b, opts, scale, &method_of("none"), note);
+        }
+    }
+    let Some(core) = core_comparison(a, b, opts, scale) else {
+        let mut result = insufficient(
+            a,
+            b,
+            opts,
+            scale,
+            &method_of("none"),
+            "too few values for any interval (need 2 per side and a reachable confidence; a verdict is never drawn from single runs)".to_string(),
+        );
+        result.runs_needed = pooled_spread(a, b, scale)
+            .and_then(|s| runs_needed(s, threshold_rel(scale, opts.delta_pct), opts.alpha));
+        return result;
+    };
+    let diagnostics = diagnose(a, b, opts, scale, &core);
+    let (summary_a, summary_b) = (describe(a), describe(b));
+    let mut notes = Vec::new();
+    if scale == Scale::Linear {
+        notes.push("some values are <= 0: shift computed on raw values relative to |median A|, not as a ratio".to_string());
+    }
+    if let Some(v) = diagnostics.verdict_without_outliers {
+        notes.push(format!("without the flagged outliers the verdict would be {v}"));
+    }
+    let threshold = threshold_rel(scale, opts.delta_pct);
+    if core.verdict == Verdict::Equivalent {
+        if let Some((low, high)) = core.estimate.ci_rel {
+            if low > 0.0 || high < 0.0 {
+                notes.push("the change is real but smaller than delta".to_string());
+            }
+        }
+    }
+    let _ = threshold;
+    let (ci_low_pct, ci_high_pct) = match core.estimate.ci_rel {
+        Some((l, h)) => (Some(rel_to_pct(scale, l)), Some(rel_to_pct(scale, h))),
+        None => (None, None),
+    };
+    Comparison {
+        n_a: a.len(),
+        n_b: b.len(),
+        median_a: summary_a.median,
+        median_b: summary_b.median,
+        summary_a,
+        summary_b,
+        shift_pct: Some(rel_to_pct(scale, core.estimate.shift_rel)),
+        shift_log: (scale == Scale::Log).then_some(core.estimate.shift_rel),
+        ci_low_pct,
+        ci_high_pct,
+        confidence: 1.0 - opts.alpha,
+        p_value: core.estimate.p_value,
+        verdict: core.verdict,
+        runs_needed: core.runs_needed,
+        delta_pct: opts.delta_pct,
+        higher_is_better: opts.higher_is_better,
+        scale,
+        summary_based: false,
+        method: method_of(&core.estimate.method),
+        notes,
+        diagnostics: Some(diagnostics),
+        replication: None,
+    }
+}
+
+struct Core {
+    estimate: Estimate,
+    verdict: Verdict,
+    runs_needed: Option<usize>,
+}
+
+/// Estimate and verdict without diagnostics (also used for the outlier-free re-run).
+fn core_comparison(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale) -> Option<Core> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let reference = match scale {
+        Scale::Log => 1.0,
+        Scale::Linear => median(a).abs(),
+    };
+    if !(reference > 0.0) {
+        return None; // a relative shift needs a non-zero A median
+    }
+    let est = estimate(a, b, scale, reference, opts.alpha)?;
+    let decision = decide(&est, threshold_rel(scale, opts.delta_pct), opts, a.len(), b.len());
+    Some(Core { estimate: est, verdict: decision.verdict, runs_needed: decision.runs_needed })
+}
+
+/// Pooled SD of the transformed values in relative units, for runs-needed when no interval
+/// exists (e.g. 2 vs 2).
+fn pooled_spread(a: &[f64], b: &[f64], scale: Scale) -> Option<f64> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let reference = match scale {
+        Scale::Log => 1.0,
+        Scale::Linear => median(a).abs(),
+    };
+    let (sa, sb) = (sample_sd(&transform(a, scale))?, sample_sd(&transform(b, scale))?);
+    let pooled = (((a.len() - 1) as f64 * sa * sa + (b.len() - 1) as f64 * sb * sb) / (a.len() + b.len() - 2) as f64).sqrt();
+    (reference > 0.0).then_some(pooled / reference)
+}
+
+fn diagnose(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, core: &Core) -> Diagnostics {
+    let threshold = threshold_rel(scale, opts.delta_pct);
+    let reference = match scale {
+        Scale::Log => 1.0,
+        Scale::Linear => median(a).abs(),
+    };
+    let side = |values: &[f64]| -> SideDiagnostics {
+        let t = transform(values, scale);
+        let drift = drift(&t);
+        let slope_rel = drift.as_ref().map(|d| d.slope_per_run / reference);
+        let drifting = match (&drift, slope_rel) {
+            (Some(d), Some(s)) => d.p_value < opts.alpha && (s * (values.len() - 1) as f64).abs() > threshold / 2.0,
+            _ => false,
+        };
+        SideDiagnostics {
+            outliers: mad_outliers(&t),
+            bimodality: bimodality(&t),
+            drift,
+            drifting,
+            drift_pct_per_run: slope_rel.map(|s| rel_to_pct(scale, s)),
+        }
+    };
+    let (diag_a, diag_b) = (side(a), side(b));
+    let (mut verdict_without_outliers, mut shift_pct_without_outliers) = (None, None);
+    if !diag_a.outliers.is_empty() || !diag_b.outliers.is_empty() {
+        let keep = |values: &[f64], flagged: &[usize]| -> Vec<f64> {
+            values.iter().enumerate().filter(|(i, _)| !flagged.contains(i)).map(|(_, v)| *v).collect()
+        };
+        let (ka, kb) = (keep(a, &diag_a.outliers), keep(b, &diag_b.outliers));
+        let cleaned = core_comparison(&ka, &kb, opts, scale);
+        let cleaned_verdict = cleaned.as_ref().map_or(Verdict::Insufficient, |c| c.verdict);
+        if cleaned_verdict != core.verdict {
+            verdict_without_outliers = Some(cleaned_verdict);
+            shift_pct_without_outliers = cleaned.map(|c| rel_to_pct(scale, c.estimate.shift_rel));
+        }
+    }
+    let shape = shape_test(a, b, scale, reference, core.estimate.shift_rel, opts.alpha);
+    Diagnostics { a: diag_a, b: diag_b, verdict_without_outliers, shift_pct_without_outliers, shape }
+}
+
+/// KS on A vs B with the estimated shift removed from B, so a pure location change does not
+/// count as a shape change (a fitted shift makes the p-value conservative).
+fn shape_test(a: &[f64], b: &[f64], scale: Scale, reference: f64, shift_rel: f64, alpha: f64) -> Option<ShapeTest> {
+    let ta = transform(a, scale);
+    let shift = shift_rel * reference;
+    let tb: Vec<f64> = transform(b, scale).iter().map(|v| v - shift).collect();
+    let ks = ks_two_sample(&ta, &tb)?;
+    Some(ShapeTest { ks_d: ks.d, ks_p: ks.p_value, shape_changed: ks.p_value < alpha, method: ks.method })
+}
+
+/// Replication-aware comparison (statistics.md §4.1 item 2). Samples are grouped by boot id
+/// and ordered by run index. When a side has more than one boot, the comparison is made on
+/// per-boot medians (the boot is the unit of replication; pooling runs of a few boots gives
+/// ≈ 40 % A/A false positives with a 1 % boot offset), with [`compare`]'s methods (Welch on
+/// log medians when too few boots for a rank interval). With one boot per side the runs are
+/// pooled and `boot_effect` says whether boot offsets cancel (same boot) or are confounded.
+/// Within- and between-boot variance components come from a one-way random-effects ANOVA
+/// (Searle, Casella & McCulloch 1992, §3.5). Diagnostic indices refer to input positions
+/// (pooled runs) or to `replication.boots_a/b` (per-boot medians).
+pub fn compare_replicated(a: &[Sample], b: &[Sample], opts: &CompareOptions) -> Comparison {
+    let (groups_a, groups_b) = (group_by_boot(a), group_by_boot(b));
+    let all_positive = a.iter().chain(b).all(|s| s.value > 0.0);
+    let scale = if all_positive { Scale::Log } else { Scale::Linear };
+    let variance_a = boot_variance(&groups_a, scale);
+    let variance_b = boot_variance(&groups_b, scale);
+    let boots_a: Vec<String> = groups_a.iter().map(|g| g.boot_id.clone()).collect();
+    let boots_b: Vec<String> = groups_b.iter().map(|g| g.boot_id.clone()).collect();
+    let per_boot = boots_a.len() > 1 || boots_b.len() > 1;
+    let boot_effect = if per_boot {
+        if boots_a.len().min(boots_b.len()) >= 4 {
+            BootEffect::Separated
+        } else {
+            BootEffect::FewBoots
+        }
+    } else if boots_a == boots_b {
+        BootEffect::NotApplicable
+    } else {
+        BootEffect::Confounded
+    };
+    let mut result = if per_boot {
+        let medians = |groups: &[BootGroup]| groups.iter().map(|g| median(&g.values)).collect::<Vec<_>>();
+        compare_in_order(&medians(&groups_a), &medians(&groups_b), opts, "per-boot medians: ")
+    } else {
+        let (ordered_a, index_a) = in_run_order(a);
+        let (ordered_b, index_b) = in_run_order(b);
+        let mut r = compare_in_order(&ordered_a, &ordered_b, opts, "");
+        if let Some(d) = r.diagnostics.as_mut() {
+            d.a.outliers = d.a.outliers.iter().map(|&i| index_a[i]).collect();
+            d.b.outliers = d.b.outliers.iter().map(|&i| index_b[i]).collect();
+        }
+        r
+    };
+    match boot_effect {
+        BootEffect::Confounded => result.notes.push(
+            "one boot per side: a boot-to-boot offset cannot be told apart from the change; result provisional".to_string(),
+        ),
+        BootEffect::FewBoots => result.notes.push(
+            "fewer than 4 boots on a side: the boot effect is poorly estimated; result provisional".to_string(),
+        ),
+        _ => {}
+    }
+    result.replication = Some(Replication {
+        unit: if per_boot { "boot" } else { "run" }.to_string(),
+        boots_a,
+        boots_b,
+        variance_a,
+        variance_b,
+        boot_effect,
+    });
+    result
+}
+
+struct BootGroup {
+    boot_id: String,
+    first_run: u32,
+    values: Vec<f64>,
+}
+
+/// Groups by boot id; boots ordered by their first run index, then id; runs by run index.
+fn group_by_boot(samples: &[Sample]) -> Vec<BootGroup> {
+    let mut groups: Vec<BootGroup> = Vec::new();
+    let (ordered, _) = in_run_order_samples(samples);
+    for s in ordered {
+        match groups.iter_mut().find(|g| g.boot_id == s.boot_id) {
+            Some(g) => g.values.push(s.value),
+            None => groups.push(BootGroup { boot_id: s.boot_id.clone(), first_run: s.run_index, values: vec![s.value] }),
+        }
+    }
+    groups.sort_by(|x, y| x.first_run.cmp(&y.first_run).then_with(|| x.boot_id.cmp(&y.boot_id)));
+    groups
+}
+
+fn in_run_order_samples(samples: &[Sample]) -> (Vec<&Sample>, Vec<usize>) {
+    let mut index: Vec<usize> = (0..samples.len()).collect();
+    index.sort_by_key(|&i| samples[i].run_index);
+    (index.iter().map(|&i| &samples[i]).collect(), index)
+}
+
+/// Values sorted by run index (stable) and, for each position, the input index.
+fn in_run_order(samples: &[Sample]) -> (Vec<f64>, Vec<usize>) {
+    let (ordered, index) = in_run_order_samples(samples);
+    (ordered.iter().map(|s| s.value).collect(), index)
+}
+
+fn boot_variance(groups: &[BootGroup], scale: Scale) -> BootVariance {
+    let runs: usize = groups.iter().map(|g| g.values.len()).sum();
+    let boots = groups.len();
+    let mut result = BootVariance { boots, runs, within_sd: None, between_sd: None };
+    let finite = groups.iter().all(|g| g.values.iter().all(|v| v.is_finite()));
+    if !finite || runs <= boots || boots == 0 {
+        return result;
+    }
+    let transformed: Vec<Vec<f64>> = groups.iter().map(|g| transform(&g.values, scale)).collect();
+    let boot_means: Vec<f64> = transformed.iter().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+    let grand = transformed.iter().flatten().sum::<f64>() / runs as f64;
+    let ss_within: f64 = transformed
+        .iter()
+        .zip(&boot_means)
+        .map(|(v, m)| v.iter().map(|x| (x - m).powi(2)).sum::<f64>())
+        .sum();
+    let ms_within = ss_within / (runs - boots) as f64;
+    result.within_sd = Some(ms_within.sqrt());
+    if boots >= 2 {
+        let ss_between: f64 = transformed.iter().zip(&boot_means).map(|(v, m)| v.len() as f64 * (m - grand).powi(2)).sum();
+        let ms_between = ss_between / (boots - 1) as f64;
+        let sum_sq_sizes: f64 = transformed.iter().map(|v| (v.len() * v.len()) as f64).sum();
+        let n0 = (runs as f64 - sum_sq_sizes / runs as f64) / (boots - 1) as f64;
+        result.between_sd = Some(((ms_between - ms_within) / n0).max(0.0).sqrt());
+    }
+    result
+}
+
+/// Compares summary statistics (mean, SD, n), e.g. two `perf stat -r` outputs, by Welch's
+/// t test (Welch 1947) for the p-value and Fieller's (1954) interval for the ratio of means,
+/// which agree on significance. The verdict uses the same δ rule as [`compare`] on the log of
+/// the ratio interval. Marked `summary_based`; no diagnostics (no raw values). Needs n ≥ 2
+/// per side, positive means and finite non-negative SDs; otherwise `insufficient`.
+pub fn compare_summaries(a: &SummaryStats, b: &SummaryStats, opts: &CompareOptions) -> Comparison {
+    let summary = |s: &SummaryStats| Summary {
+        n: s.n,
+        mean: Some(s.mean),
+        median: None,
+        sd: Some(s.sd),
+        cv_pct: (s.mean != 0.0).then(|| 100.0 * s.sd / s.mean.abs()),
+        min: None,
+        max: None,
+        q1: None,
+        q3: None,
+        mad: None,
+        geometric_mean: None,
+    };
+    let method = "welch t on summaries, fieller ci of the ratio of means";
+    let mut result = insufficient(&[], &[], opts, Scale::Log, method, String::new());
+    result.notes.clear();
+    result.n_a = a.n;
+    result.n_b = b.n;
+    result.summary_a = summary(a);
+    result.summary_b = summary(b);
+    result.summary_based = true;
+    if let Some(problem) = options_problem(opts) {
+        result.notes.push(format!("invalid options: {problem}"));
+        return result;
+    }
+    let valid = |s: &SummaryStats| s.n >= 2 && s.mean.is_finite() && s.mean > 0.0 && s.sd.is_finite() && s.sd >= 0.0;
+    if !valid(a) || !valid(b) {
+        result.notes.push("summaries need n >= 2, a positive finite mean and a finite SD >= 0".to_string());
+        return result;
+    }
+    let moments = |s: &SummaryStats| (s.mean, s.sd * s.sd, s.n);
+    let confidence = 1.0 - opts.alpha;
+    let Some(w) = welch_from_moments(moments(a), moments(b), confidence) else {
+        return result;
+    };
+    result.p_value = Some(w.p_value);
+    let ratio = b.mean / a.mean;
+    result.shift_pct = Some(100.0 * (ratio - 1.0));
+    result.shift_log = Some(ratio.ln());
+    let threshold = threshold_rel(Scale::Log, opts.delta_pct);
+    match fieller_ratio_ci(moments(a), moments(b), confidence) {
+        Some((low, high)) if low > 0.0 => {
+            result.ci_low_pct = Some(100.0 * (low - 1.0));
+            result.ci_high_pct = Some(100.0 * (high - 1.0));
+            let ci_log = (low.ln(), high.ln());
+            let est = Estimate {
+                shift_rel: ratio.ln(),
+                ci_rel: Some(ci_log),
+                p_value: Some(w.p_value),
+                method: method.to_string(),
+                spread_rel: spread_from_width(ci_log.1 - ci_log.0, a.n, b.n, opts.alpha),
+            };
+            let decision = decide(&est, threshold, opts, a.n, b.n);
+            result.verdict = decision.verdict;
+            result.runs_needed = decision.runs_needed;
+        }
+        _ => {
+            result.verdict = Verdict::Inconclusive;
+            result.notes.push("the ratio interval is unbounded: A's mean is not distinguishable from 0".to_string());
+        }
+    }
+    result
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every kbench test on a Debian 12 machine with Rust: installs the Debian
+# packages the tests need when they are missing, then format, lint and tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# linux-perf: the reference for parity tests; strace: proves "nothing forked";
+# util-linux: taskset for pinning.
+packages=(linux-perf strace util-linux)
+missing=()
+for pkg in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    echo "installing: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cargo fmt --all --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --locked --workspace --no-fail-fast
+    cargo test --locked --workspace --doc
+else
+    cargo test --locked --workspace --no-fail-fast
+fi
