@@ -114,11 +114,19 @@ fn simple_side(rng: &mut ChaCha8Rng, model: NoiseModel, n: usize, factor: f64) -
             let base = match model {
                 NoiseModel::HeavyTail => {
                     let v = lognormal(rng, 0.02);
-                    if rng.random::<f64>() < 0.05 { v * 1.30 } else { v }
+                    if rng.random::<f64>() < 0.05 {
+                        v * 1.30
+                    } else {
+                        v
+                    }
                 }
                 NoiseModel::Bimodal => {
                     let v = lognormal(rng, 0.01);
-                    if rng.random::<f64>() < 0.30 { v * 1.06 } else { v }
+                    if rng.random::<f64>() < 0.30 {
+                        v * 1.06
+                    } else {
+                        v
+                    }
                 }
                 _ => lognormal(rng, 0.02),
             };
@@ -127,16 +135,30 @@ fn simple_side(rng: &mut ChaCha8Rng, model: NoiseModel, n: usize, factor: f64) -
         .collect()
 }
 
-fn drift_sides(rng: &mut ChaCha8Rng, n: usize, factor: f64, interleaved: bool) -> (Vec<f64>, Vec<f64>) {
+fn drift_sides(
+    rng: &mut ChaCha8Rng,
+    n: usize,
+    factor: f64,
+    interleaved: bool,
+) -> (Vec<f64>, Vec<f64>) {
     let total = 2 * n;
     let at = |position: usize| 1.0 + 0.04 * position as f64 / (total - 1) as f64;
     let (pos_a, pos_b): (Vec<usize>, Vec<usize>) = if interleaved {
-        ((0..n).map(|i| 2 * i).collect(), (0..n).map(|i| 2 * i + 1).collect())
+        (
+            (0..n).map(|i| 2 * i).collect(),
+            (0..n).map(|i| 2 * i + 1).collect(),
+        )
     } else {
         ((0..n).collect(), (n..total).collect())
     };
-    let a = pos_a.iter().map(|&p| lognormal(rng, 0.015) * at(p)).collect();
-    let b = pos_b.iter().map(|&p| lognormal(rng, 0.015) * at(p) * factor).collect();
+    let a = pos_a
+        .iter()
+        .map(|&p| lognormal(rng, 0.015) * at(p))
+        .collect();
+    let b = pos_b
+        .iter()
+        .map(|&p| lognormal(rng, 0.015) * at(p) * factor)
+        .collect();
     (a, b)
 }
 
@@ -186,7 +208,13 @@ impl Tally {
     }
 }
 
-fn simulate_one(rng: &mut ChaCha8Rng, model: NoiseModel, n: usize, factor: f64, options: &CompareOptions) -> crate::compare::Comparison {
+fn simulate_one(
+    rng: &mut ChaCha8Rng,
+    model: NoiseModel,
+    n: usize,
+    factor: f64,
+    options: &CompareOptions,
+) -> crate::compare::Comparison {
     match model {
         NoiseModel::PerBootOffset | NoiseModel::PerBootOffsetPooled => {
             let (a, b) = (boot_side(rng, n, 1.0, "a"), boot_side(rng, n, factor, "b"));
@@ -211,7 +239,14 @@ fn simulate_one(rng: &mut ChaCha8Rng, model: NoiseModel, n: usize, factor: f64, 
 
 /// Runs one cell: `trials` seeded comparisons of model noise with B multiplied by
 /// (1 + shift_pct/100).
-pub fn run_cell(model: NoiseModel, n: usize, shift_pct: f64, trials: usize, seed: u64, options: &CompareOptions) -> CalibrationRow {
+pub fn run_cell(
+    model: NoiseModel,
+    n: usize,
+    shift_pct: f64,
+    trials: usize,
+    seed: u64,
+    options: &CompareOptions,
+) -> CalibrationRow {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let factor = 1.0 + shift_pct / 100.0;
     let mut tally = Tally::default();
@@ -262,21 +297,52 @@ pub fn run_calibration(config: &CalibrationConfig) -> Vec<CalibrationRow> {
     let mut cell_seed = config.seed;
     for model in models {
         for &n in &config.sizes {
-            cell_seed = cell_seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            rows.push(run_cell(model, n, 0.0, config.trials, cell_seed, &config.options));
+            cell_seed = cell_seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            rows.push(run_cell(
+                model,
+                n,
+                0.0,
+                config.trials,
+                cell_seed,
+                &config.options,
+            ));
         }
     }
     let (model, n, shift) = POWER_CELL;
-    rows.push(run_cell(model, n, shift, config.trials, config.seed ^ 0x5eed, &config.options));
+    rows.push(run_cell(
+        model,
+        n,
+        shift,
+        config.trials,
+        config.seed ^ 0x5eed,
+        &config.options,
+    ));
     rows
 }
 
 /// The table as text (≤ 80 columns).
 pub fn format_table(rows: &[CalibrationRow]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{:<18} {:>3} {:>5} {:>6} {:>6} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}", "noise", "n", "shift", "claims", "limit", "equiv", "incon", "bimod", "drift", "shape", "outl");
+    let _ = writeln!(
+        out,
+        "{:<18} {:>3} {:>5} {:>6} {:>6} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}",
+        "noise",
+        "n",
+        "shift",
+        "claims",
+        "limit",
+        "equiv",
+        "incon",
+        "bimod",
+        "drift",
+        "shape",
+        "outl"
+    );
     for r in rows {
-        let _ = writeln!(
+        let _ =
+            writeln!(
             out,
             "{:<18} {:>3} {:>4}% {:>6.3} {:>6.3} {:>5.2} {:>5.2} {:>5.2} {:>5.2} {:>5.2} {:>5.2}",
             r.model.name(),

@@ -7,8 +7,8 @@ use crate::descriptive::{describe, median, sample_sd, Summary};
 use crate::diagnostics::{bimodality, drift, mad_outliers, Bimodality, Drift};
 use crate::ks::ks_two_sample;
 use crate::parametric::{fieller_ratio_ci, welch, welch_from_moments};
-use crate::rank::{hodges_lehmann, mann_whitney, PMethod};
-use crate::special::{t_quantile, normal_quantile};
+use crate::rank::{hodges_lehmann_with, mann_whitney_with, PMethod};
+use crate::special::{normal_quantile, t_quantile};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -26,7 +26,11 @@ pub struct CompareOptions {
 
 impl Default for CompareOptions {
     fn default() -> Self {
-        CompareOptions { delta_pct: 1.0, alpha: 0.05, higher_is_better: false }
+        CompareOptions {
+            delta_pct: 1.0,
+            alpha: 0.05,
+            higher_is_better: false,
+        }
     }
 }
 
@@ -64,7 +68,10 @@ impl Verdict {
 
     /// Whether this verdict claims a real difference (what an A/A test must rarely report).
     pub fn claims_difference(self) -> bool {
-        matches!(self, Verdict::Regression | Verdict::Improvement | Verdict::Changed)
+        matches!(
+            self,
+            Verdict::Regression | Verdict::Improvement | Verdict::Changed
+        )
     }
 }
 
@@ -220,7 +227,11 @@ impl SummaryStats {
 
     /// From mean, standard error of the mean and n (SD = SE·√n).
     pub fn from_std_error(mean: f64, std_error: f64, n: usize) -> Self {
-        SummaryStats { mean, sd: std_error * (n as f64).sqrt(), n }
+        SummaryStats {
+            mean,
+            sd: std_error * (n as f64).sqrt(),
+            n,
+        }
     }
 
     /// From `perf stat -r n` output: "mean +- x.xx%" where x is the standard error as a
@@ -264,7 +275,11 @@ fn rel_to_pct(scale: Scale, rel: f64) -> f64 {
 
 /// Reads the verdict from the interval (statistics.md §4.2, item 8), in "B larger" terms,
 /// then maps larger to worse unless higher is better.
-fn verdict_from_interval((low, high): (f64, f64), threshold: f64, higher_is_better: bool) -> Verdict {
+fn verdict_from_interval(
+    (low, high): (f64, f64),
+    threshold: f64,
+    higher_is_better: bool,
+) -> Verdict {
     let (b_worse, b_better) = if higher_is_better {
         (Verdict::Improvement, Verdict::Regression)
     } else {
@@ -328,7 +343,13 @@ fn transform(values: &[f64], scale: Scale) -> Vec<f64> {
 /// Shift and interval on the analysed scale. Hodges-Lehmann + Moses when the rank interval
 /// reaches 1 − α; Welch on the transformed values when it cannot (e.g. 3 vs 3) and both
 /// sides have ≥ 3 values; otherwise `None` (insufficient).
-fn estimate(raw_a: &[f64], raw_b: &[f64], scale: Scale, reference: f64, alpha: f64) -> Option<Estimate> {
+fn estimate(
+    raw_a: &[f64],
+    raw_b: &[f64],
+    scale: Scale,
+    reference: f64,
+    alpha: f64,
+) -> Option<Estimate> {
     let (ta, tb) = (transform(raw_a, scale), transform(raw_b, scale));
     let confidence = 1.0 - alpha;
     let scale_name = match scale {
@@ -336,9 +357,10 @@ fn estimate(raw_a: &[f64], raw_b: &[f64], scale: Scale, reference: f64, alpha: f
         Scale::Linear => "linear",
     };
     let to_rel = |v: f64| v / reference;
-    let hl = hodges_lehmann(&ta, &tb, confidence)?;
+    let mut exact_distribution = None;
+    let hl = hodges_lehmann_with(&ta, &tb, confidence, &mut exact_distribution)?;
     if let Some((low, high)) = hl.ci {
-        let mw = mann_whitney(raw_a, raw_b)?;
+        let mw = mann_whitney_with(raw_a, raw_b, exact_distribution.as_ref())?;
         let kind = match hl.method {
             PMethod::Exact => "exact",
             PMethod::Normal => "normal-approx",
@@ -366,9 +388,18 @@ fn estimate(raw_a: &[f64], raw_b: &[f64], scale: Scale, reference: f64, alpha: f
     })
 }
 
-fn decide(est: &Estimate, threshold: f64, opts: &CompareOptions, n_a: usize, n_b: usize) -> Decision {
+fn decide(
+    est: &Estimate,
+    threshold: f64,
+    opts: &CompareOptions,
+    n_a: usize,
+    n_b: usize,
+) -> Decision {
     let Some(ci) = est.ci_rel else {
-        return Decision { verdict: Verdict::Insufficient, runs_needed: None };
+        return Decision {
+            verdict: Verdict::Insufficient,
+            runs_needed: None,
+        };
     };
     let verdict = verdict_from_interval(ci, threshold, opts.higher_is_better);
     let runs = if verdict == Verdict::Inconclusive {
@@ -378,7 +409,10 @@ fn decide(est: &Estimate, threshold: f64, opts: &CompareOptions, n_a: usize, n_b
     } else {
         None
     };
-    Decision { verdict, runs_needed: runs }
+    Decision {
+        verdict,
+        runs_needed: runs,
+    }
 }
 
 fn options_problem(opts: &CompareOptions) -> Option<String> {
@@ -386,7 +420,10 @@ fn options_problem(opts: &CompareOptions) -> Option<String> {
         return Some(format!("alpha must be in (0, 0.5), got {}", opts.alpha));
     }
     if !(opts.delta_pct >= 0.0 && opts.delta_pct < 100.0) {
-        return Some(format!("delta must be in [0, 100) percent, got {}", opts.delta_pct));
+        return Some(format!(
+            "delta must be in [0, 100) percent, got {}",
+            opts.delta_pct
+        ));
     }
     None
 }
@@ -396,7 +433,14 @@ fn first_non_finite(values: &[f64]) -> Option<usize> {
 }
 
 /// An "insufficient" comparison carrying whatever descriptive numbers exist.
-fn insufficient(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, method: &str, note: String) -> Comparison {
+fn insufficient(
+    a: &[f64],
+    b: &[f64],
+    opts: &CompareOptions,
+    scale: Scale,
+    method: &str,
+    note: String,
+) -> Comparison {
     let (summary_a, summary_b) = (describe(a), describe(b));
     Comparison {
         n_a: a.len(),
@@ -442,11 +486,27 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
     compare_in_order(a, b, opts, "")
 }
 
-fn compare_in_order(a: &[f64], b: &[f64], opts: &CompareOptions, method_prefix: &str) -> Comparison {
-    let scale = if a.iter().chain(b).all(|v| *v > 0.0) { Scale::Log } else { Scale::Linear };
+fn compare_in_order(
+    a: &[f64],
+    b: &[f64],
+    opts: &CompareOptions,
+    method_prefix: &str,
+) -> Comparison {
+    let scale = if a.iter().chain(b).all(|v| *v > 0.0) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
     let method_of = |m: &str| format!("{method_prefix}{m}");
     if let Some(problem) = options_problem(opts) {
-        return insufficient(a, b, opts, scale, &method_of("none"), format!("invalid options: {problem}"));
+        return insufficient(
+            a,
+            b,
+            opts,
+            scale,
+            &method_of("none"),
+            format!("invalid options: {problem}"),
+        );
     }
     for (side, values) in [("A", a), ("B", b)] {
         if let Some(i) = first_non_finite(values) {
@@ -474,9 +534,10 @@ fn compare_in_order(a: &[f64], b: &[f64], opts: &CompareOptions, method_prefix: 
         notes.push("some values are <= 0: shift computed on raw values relative to |median A|, not as a ratio".to_string());
     }
     if let Some(v) = diagnostics.verdict_without_outliers {
-        notes.push(format!("without the flagged outliers the verdict would be {v}"));
+        notes.push(format!(
+            "without the flagged outliers the verdict would be {v}"
+        ));
     }
-    let threshold = threshold_rel(scale, opts.delta_pct);
     if core.verdict == Verdict::Equivalent {
         if let Some((low, high)) = core.estimate.ci_rel {
             if low > 0.0 || high < 0.0 {
@@ -484,7 +545,6 @@ fn compare_in_order(a: &[f64], b: &[f64], opts: &CompareOptions, method_prefix: 
             }
         }
     }
-    let _ = threshold;
     let (ci_low_pct, ci_high_pct) = match core.estimate.ci_rel {
         Some((l, h)) => (Some(rel_to_pct(scale, l)), Some(rel_to_pct(scale, h))),
         None => (None, None),
@@ -534,8 +594,18 @@ fn core_comparison(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale) ->
         return None; // a relative shift needs a non-zero A median
     }
     let est = estimate(a, b, scale, reference, opts.alpha)?;
-    let decision = decide(&est, threshold_rel(scale, opts.delta_pct), opts, a.len(), b.len());
-    Some(Core { estimate: est, verdict: decision.verdict, runs_needed: decision.runs_needed })
+    let decision = decide(
+        &est,
+        threshold_rel(scale, opts.delta_pct),
+        opts,
+        a.len(),
+        b.len(),
+    );
+    Some(Core {
+        estimate: est,
+        verdict: decision.verdict,
+        runs_needed: decision.runs_needed,
+    })
 }
 
 /// Pooled SD of the transformed values in relative units, for runs-needed when no interval
@@ -548,8 +618,13 @@ fn pooled_spread(a: &[f64], b: &[f64], scale: Scale) -> Option<f64> {
         Scale::Log => 1.0,
         Scale::Linear => median(a).abs(),
     };
-    let (sa, sb) = (sample_sd(&transform(a, scale))?, sample_sd(&transform(b, scale))?);
-    let pooled = (((a.len() - 1) as f64 * sa * sa + (b.len() - 1) as f64 * sb * sb) / (a.len() + b.len() - 2) as f64).sqrt();
+    let (sa, sb) = (
+        sample_sd(&transform(a, scale))?,
+        sample_sd(&transform(b, scale))?,
+    );
+    let pooled = (((a.len() - 1) as f64 * sa * sa + (b.len() - 1) as f64 * sb * sb)
+        / (a.len() + b.len() - 2) as f64)
+        .sqrt();
     (reference > 0.0).then_some(pooled / reference)
 }
 
@@ -564,7 +639,9 @@ fn diagnose(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, core: &Co
         let drift = drift(&t);
         let slope_rel = drift.as_ref().map(|d| d.slope_per_run / reference);
         let drifting = match (&drift, slope_rel) {
-            (Some(d), Some(s)) => d.p_value < opts.alpha && (s * (values.len() - 1) as f64).abs() > threshold / 2.0,
+            (Some(d), Some(s)) => {
+                d.p_value < opts.alpha && (s * (values.len() - 1) as f64).abs() > threshold / 2.0
+            }
             _ => false,
         };
         SideDiagnostics {
@@ -579,28 +656,53 @@ fn diagnose(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, core: &Co
     let (mut verdict_without_outliers, mut shift_pct_without_outliers) = (None, None);
     if !diag_a.outliers.is_empty() || !diag_b.outliers.is_empty() {
         let keep = |values: &[f64], flagged: &[usize]| -> Vec<f64> {
-            values.iter().enumerate().filter(|(i, _)| !flagged.contains(i)).map(|(_, v)| *v).collect()
+            values
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !flagged.contains(i))
+                .map(|(_, v)| *v)
+                .collect()
         };
         let (ka, kb) = (keep(a, &diag_a.outliers), keep(b, &diag_b.outliers));
         let cleaned = core_comparison(&ka, &kb, opts, scale);
-        let cleaned_verdict = cleaned.as_ref().map_or(Verdict::Insufficient, |c| c.verdict);
+        let cleaned_verdict = cleaned
+            .as_ref()
+            .map_or(Verdict::Insufficient, |c| c.verdict);
         if cleaned_verdict != core.verdict {
             verdict_without_outliers = Some(cleaned_verdict);
             shift_pct_without_outliers = cleaned.map(|c| rel_to_pct(scale, c.estimate.shift_rel));
         }
     }
     let shape = shape_test(a, b, scale, reference, core.estimate.shift_rel, opts.alpha);
-    Diagnostics { a: diag_a, b: diag_b, verdict_without_outliers, shift_pct_without_outliers, shape }
+    Diagnostics {
+        a: diag_a,
+        b: diag_b,
+        verdict_without_outliers,
+        shift_pct_without_outliers,
+        shape,
+    }
 }
 
 /// KS on A vs B with the estimated shift removed from B, so a pure location change does not
 /// count as a shape change (a fitted shift makes the p-value conservative).
-fn shape_test(a: &[f64], b: &[f64], scale: Scale, reference: f64, shift_rel: f64, alpha: f64) -> Option<ShapeTest> {
+fn shape_test(
+    a: &[f64],
+    b: &[f64],
+    scale: Scale,
+    reference: f64,
+    shift_rel: f64,
+    alpha: f64,
+) -> Option<ShapeTest> {
     let ta = transform(a, scale);
     let shift = shift_rel * reference;
     let tb: Vec<f64> = transform(b, scale).iter().map(|v| v - shift).collect();
     let ks = ks_two_sample(&ta, &tb)?;
-    Some(ShapeTest { ks_d: ks.d, ks_p: ks.p_value, shape_changed: ks.p_value < alpha, method: ks.method })
+    Some(ShapeTest {
+        ks_d: ks.d,
+        ks_p: ks.p_value,
+        shape_changed: ks.p_value < alpha,
+        method: ks.method,
+    })
 }
 
 /// Replication-aware comparison (statistics.md §4.1 item 2). Samples are grouped by boot id
@@ -615,7 +717,11 @@ fn shape_test(a: &[f64], b: &[f64], scale: Scale, reference: f64, shift_rel: f64
 pub fn compare_replicated(a: &[Sample], b: &[Sample], opts: &CompareOptions) -> Comparison {
     let (groups_a, groups_b) = (group_by_boot(a), group_by_boot(b));
     let all_positive = a.iter().chain(b).all(|s| s.value > 0.0);
-    let scale = if all_positive { Scale::Log } else { Scale::Linear };
+    let scale = if all_positive {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
     let variance_a = boot_variance(&groups_a, scale);
     let variance_b = boot_variance(&groups_b, scale);
     let boots_a: Vec<String> = groups_a.iter().map(|g| g.boot_id.clone()).collect();
@@ -633,8 +739,14 @@ pub fn compare_replicated(a: &[Sample], b: &[Sample], opts: &CompareOptions) -> 
         BootEffect::Confounded
     };
     let mut result = if per_boot {
-        let medians = |groups: &[BootGroup]| groups.iter().map(|g| median(&g.values)).collect::<Vec<_>>();
-        compare_in_order(&medians(&groups_a), &medians(&groups_b), opts, "per-boot medians: ")
+        let medians =
+            |groups: &[BootGroup]| groups.iter().map(|g| median(&g.values)).collect::<Vec<_>>();
+        compare_in_order(
+            &medians(&groups_a),
+            &medians(&groups_b),
+            opts,
+            "per-boot medians: ",
+        )
     } else {
         let (ordered_a, index_a) = in_run_order(a);
         let (ordered_b, index_b) = in_run_order(b);
@@ -678,10 +790,18 @@ fn group_by_boot(samples: &[Sample]) -> Vec<BootGroup> {
     for s in ordered {
         match groups.iter_mut().find(|g| g.boot_id == s.boot_id) {
             Some(g) => g.values.push(s.value),
-            None => groups.push(BootGroup { boot_id: s.boot_id.clone(), first_run: s.run_index, values: vec![s.value] }),
+            None => groups.push(BootGroup {
+                boot_id: s.boot_id.clone(),
+                first_run: s.run_index,
+                values: vec![s.value],
+            }),
         }
     }
-    groups.sort_by(|x, y| x.first_run.cmp(&y.first_run).then_with(|| x.boot_id.cmp(&y.boot_id)));
+    groups.sort_by(|x, y| {
+        x.first_run
+            .cmp(&y.first_run)
+            .then_with(|| x.boot_id.cmp(&y.boot_id))
+    });
     groups
 }
 
@@ -700,13 +820,23 @@ fn in_run_order(samples: &[Sample]) -> (Vec<f64>, Vec<usize>) {
 fn boot_variance(groups: &[BootGroup], scale: Scale) -> BootVariance {
     let runs: usize = groups.iter().map(|g| g.values.len()).sum();
     let boots = groups.len();
-    let mut result = BootVariance { boots, runs, within_sd: None, between_sd: None };
-    let finite = groups.iter().all(|g| g.values.iter().all(|v| v.is_finite()));
+    let mut result = BootVariance {
+        boots,
+        runs,
+        within_sd: None,
+        between_sd: None,
+    };
+    let finite = groups
+        .iter()
+        .all(|g| g.values.iter().all(|v| v.is_finite()));
     if !finite || runs <= boots || boots == 0 {
         return result;
     }
     let transformed: Vec<Vec<f64>> = groups.iter().map(|g| transform(&g.values, scale)).collect();
-    let boot_means: Vec<f64> = transformed.iter().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+    let boot_means: Vec<f64> = transformed
+        .iter()
+        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+        .collect();
     let grand = transformed.iter().flatten().sum::<f64>() / runs as f64;
     let ss_within: f64 = transformed
         .iter()
@@ -716,7 +846,11 @@ fn boot_variance(groups: &[BootGroup], scale: Scale) -> BootVariance {
     let ms_within = ss_within / (runs - boots) as f64;
     result.within_sd = Some(ms_within.sqrt());
     if boots >= 2 {
-        let ss_between: f64 = transformed.iter().zip(&boot_means).map(|(v, m)| v.len() as f64 * (m - grand).powi(2)).sum();
+        let ss_between: f64 = transformed
+            .iter()
+            .zip(&boot_means)
+            .map(|(v, m)| v.len() as f64 * (m - grand).powi(2))
+            .sum();
         let ms_between = ss_between / (boots - 1) as f64;
         let sum_sq_sizes: f64 = transformed.iter().map(|v| (v.len() * v.len()) as f64).sum();
         let n0 = (runs as f64 - sum_sq_sizes / runs as f64) / (boots - 1) as f64;
@@ -756,9 +890,13 @@ pub fn compare_summaries(a: &SummaryStats, b: &SummaryStats, opts: &CompareOptio
         result.notes.push(format!("invalid options: {problem}"));
         return result;
     }
-    let valid = |s: &SummaryStats| s.n >= 2 && s.mean.is_finite() && s.mean > 0.0 && s.sd.is_finite() && s.sd >= 0.0;
+    let valid = |s: &SummaryStats| {
+        s.n >= 2 && s.mean.is_finite() && s.mean > 0.0 && s.sd.is_finite() && s.sd >= 0.0
+    };
     if !valid(a) || !valid(b) {
-        result.notes.push("summaries need n >= 2, a positive finite mean and a finite SD >= 0".to_string());
+        result
+            .notes
+            .push("summaries need n >= 2, a positive finite mean and a finite SD >= 0".to_string());
         return result;
     }
     let moments = |s: &SummaryStats| (s.mean, s.sd * s.sd, s.n);
@@ -789,7 +927,10 @@ pub fn compare_summaries(a: &SummaryStats, b: &SummaryStats, opts: &CompareOptio
         }
         _ => {
             result.verdict = Verdict::Inconclusive;
-            result.notes.push("the ratio interval is unbounded: A's mean is not distinguishable from 0".to_string());
+            result.notes.push(
+                "the ratio interval is unbounded: A's mean is not distinguishable from 0"
+                    .to_string(),
+            );
         }
     }
     result

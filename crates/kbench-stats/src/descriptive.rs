@@ -181,7 +181,13 @@ pub fn percentile_ci(sorted: &[f64], q: f64, confidence: f64) -> Option<Percenti
 
 /// Convenience for latency distributions: sorts once and returns [`percentile_ci`] for each
 /// level in `qs` (same order; `None` where unreachable).
-pub fn percentiles_with_ci(values: &[f64], qs: &[f64], confidence: f64) -> Vec<Option<PercentileCi>> {
+pub fn percentiles_with_ci(
+    values: &[f64],
+    qs: &[f64],
+    confidence: f64,
+) -> Vec<Option<PercentileCi>> {
     let sorted = sorted_copy(values);
-    qs.iter().map(|&q| percentile_ci(&sorted, q, confidence)).collect()
+    qs.iter()
+        .map(|&q| percentile_ci(&sorted, q, confidence))
+        .collect()
 }

@@ -31,11 +31,19 @@ pub fn ks_two_sample(a: &[f64], b: &[f64]) -> Option<KolmogorovSmirnov> {
     let d = d_scaled as f64 / (n * m) as f64;
     if n * m <= KS_EXACT_MAX_CELLS {
         let inside = fraction_of_paths_inside(n, m, d_scaled);
-        return Some(KolmogorovSmirnov { d, p_value: (1.0 - inside).clamp(0.0, 1.0), method: PMethod::Exact });
+        return Some(KolmogorovSmirnov {
+            d,
+            p_value: (1.0 - inside).clamp(0.0, 1.0),
+            method: PMethod::Exact,
+        });
     }
     let en = ((n * m) as f64 / (n + m) as f64).sqrt();
     let p = kolmogorov_sf((en + 0.12 + 0.11 / en) * d);
-    Some(KolmogorovSmirnov { d, p_value: p, method: PMethod::Normal })
+    Some(KolmogorovSmirnov {
+        d,
+        p_value: p,
+        method: PMethod::Normal,
+    })
 }
 
 /// n·m·D as an integer: max over the pooled values of |count_a·m − count_b·n|, evaluated after
@@ -73,7 +81,11 @@ fn fraction_of_paths_inside(n: usize, m: usize, d_scaled: i64) -> f64 {
         *cell = if alive { 1.0 } else { 0.0 };
     }
     for i in 1..=n {
-        let mut left = if inside(i, 0) && row[0] > 0.0 { 1.0 } else { 0.0 };
+        let mut left = if inside(i, 0) && row[0] > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
         let mut next = vec![0.0f64; m + 1];
         next[0] = left;
         for j in 1..=m {

@@ -20,12 +20,20 @@ pub mod rank;
 pub mod special;
 
 pub use compare::{
-    compare, compare_replicated, compare_summaries, BootEffect, BootVariance, CompareOptions, Comparison,
-    Diagnostics, Replication, Sample, Scale, ShapeTest, SideDiagnostics, SummaryStats, Verdict,
+    compare, compare_replicated, compare_summaries, BootEffect, BootVariance, CompareOptions,
+    Comparison, Diagnostics, Replication, Sample, Scale, ShapeTest, SideDiagnostics, SummaryStats,
+    Verdict,
 };
-pub use descriptive::{describe, percentile_ci, percentiles_with_ci, quantile_sorted, PercentileCi, Summary};
-pub use diagnostics::{bimodality, drift, mad_outliers, mann_kendall, theil_sen_slope, Bimodality, Drift};
+pub use descriptive::{
+    describe, percentile_ci, percentiles_with_ci, quantile_sorted, PercentileCi, Summary,
+};
+pub use diagnostics::{
+    bimodality, drift, mad_outliers, mann_kendall, theil_sen_slope, Bimodality, Drift,
+};
 pub use ks::{ks_two_sample, KolmogorovSmirnov};
 pub use multiple::benjamini_hochberg;
 pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};
-pub use rank::{hodges_lehmann, kth_pairwise_difference, mann_whitney, moses_rank, MannWhitney, PMethod, ShiftEstimate};
+pub use rank::{
+    hodges_lehmann, kth_pairwise_difference, mann_whitney, moses_rank, MannWhitney, PMethod,
+    ShiftEstimate,
+};

@@ -5,7 +5,9 @@
 /// `p.adjust(p, "BH")`). Rejecting rows with q ≤ α controls the false-discovery rate at α.
 /// NaN entries stay NaN and do not count towards m.
 pub fn benjamini_hochberg(p_values: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..p_values.len()).filter(|&i| !p_values[i].is_nan()).collect();
+    let mut order: Vec<usize> = (0..p_values.len())
+        .filter(|&i| !p_values[i].is_nan())
+        .collect();
     order.sort_by(|&i, &j| p_values[i].total_cmp(&p_values[j]));
     let m = order.len() as f64;
     let mut adjusted = vec![f64::NAN; p_values.len()];

@@ -39,14 +39,32 @@ pub fn welch_from_moments(
     let difference = mean_b - mean_a;
     if std_error == 0.0 {
         let p_value = if difference == 0.0 { 1.0 } else { 0.0 };
-        let t = if difference == 0.0 { 0.0 } else { difference.signum() * f64::INFINITY };
-        return Some(Welch { difference, std_error, t, df: f64::INFINITY, p_value, ci: (difference, difference) });
+        let t = if difference == 0.0 {
+            0.0
+        } else {
+            difference.signum() * f64::INFINITY
+        };
+        return Some(Welch {
+            difference,
+            std_error,
+            t,
+            df: f64::INFINITY,
+            p_value,
+            ci: (difference, difference),
+        });
     }
     let df = welch_df(se2_a, n_a, se2_b, n_b);
     let t = difference / std_error;
     let p_value = (2.0 * t_sf(t.abs(), df)).min(1.0);
     let half_width = t_quantile(0.5 + confidence / 2.0, df) * std_error;
-    Some(Welch { difference, std_error, t, df, p_value, ci: (difference - half_width, difference + half_width) })
+    Some(Welch {
+        difference,
+        std_error,
+        t,
+        df,
+        p_value,
+        ci: (difference - half_width, difference + half_width),
+    })
 }
 
 /// Welch-Satterthwaite degrees of freedom from squared standard errors.
@@ -65,7 +83,11 @@ fn welch_df(se2_a: f64, n_a: usize, se2_b: f64, n_b: usize) -> f64 {
 pub fn welch(a: &[f64], b: &[f64], confidence: f64) -> Option<Welch> {
     let var_a = sample_variance(a)?;
     let var_b = sample_variance(b)?;
-    welch_from_moments((mean(a), var_a, a.len()), (mean(b), var_b, b.len()), confidence)
+    welch_from_moments(
+        (mean(a), var_a, a.len()),
+        (mean(b), var_b, b.len()),
+        confidence,
+    )
 }
 
 /// Fieller's confidence interval for the ratio of means mean_b / mean_a (Fieller 1954),
@@ -92,7 +114,9 @@ pub fn fieller_ratio_ci(
     if quad <= 0.0 {
         return None;
     }
-    let root = (mean_a * mean_a * se2_b + mean_b * mean_b * se2_a - t2 * se2_a * se2_b).max(0.0).sqrt();
+    let root = (mean_a * mean_a * se2_b + mean_b * mean_b * se2_a - t2 * se2_a * se2_b)
+        .max(0.0)
+        .sqrt();
     let centre = mean_a * mean_b;
     let (r1, r2) = ((centre - t * root) / quad, (centre + t * root) / quad);
     Some((r1.min(r2), r1.max(r2)))

@@ -6,8 +6,8 @@ use crate::descriptive::sorted_copy;
 use crate::special::{normal_quantile, normal_sf};
 use serde::{Deserialize, Serialize};
 
-/// Largest per-side size for which the exact U distribution is computed (cost grows as
-/// n²m²/8 additions; 50 × 50 is about 0.8 M).
+/// Largest per-side size for which the exact U distribution is computed (cost about
+/// n·nm additions of i128; counts up to C(100, 50) fit in i128).
 pub const EXACT_MAX_PER_SIDE: usize = 50;
 
 /// How a p-value or critical value was obtained.
@@ -72,6 +72,15 @@ fn u_sd(n: usize, m: usize, tie_term: f64) -> f64 {
 /// Rank-based, so any monotone transformation of the data (log, units) leaves it unchanged.
 /// Returns `None` if either side is empty.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    mann_whitney_with(a, b, None)
+}
+
+/// [`mann_whitney`] reusing an exact distribution already built for these sizes.
+pub(crate) fn mann_whitney_with(
+    a: &[f64],
+    b: &[f64],
+    dist: Option<&UDistribution>,
+) -> Option<MannWhitney> {
     let (n, m) = (a.len(), b.len());
     if n == 0 || m == 0 {
         return None;
@@ -83,10 +92,22 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     let u_a = (n * m) as f64 - u_b;
     let ties = tie_term > 0.0;
     if !ties && n <= EXACT_MAX_PER_SIDE && m <= EXACT_MAX_PER_SIDE {
-        let dist = UDistribution::new(n, m);
+        let built;
+        let dist = match dist {
+            Some(d) if d.sizes_match(n, m) => d,
+            _ => {
+                built = UDistribution::new(n, m);
+                &built
+            }
+        };
         let u_min = u_a.min(u_b).round() as usize;
         let p = (2.0 * dist.cdf(u_min)).min(1.0);
-        return Some(MannWhitney { u_b, p_value: p, method: PMethod::Exact, ties });
+        return Some(MannWhitney {
+            u_b,
+            p_value: p,
+            method: PMethod::Exact,
+            ties,
+        });
     }
     let sd = u_sd(n, m, tie_term);
     let mean = (n * m) as f64 / 2.0;
@@ -96,12 +117,18 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     } else {
         1.0 // every value tied: no evidence of a difference
     };
-    Some(MannWhitney { u_b, p_value: p, method: PMethod::Normal, ties })
+    Some(MannWhitney {
+        u_b,
+        p_value: p,
+        method: PMethod::Normal,
+        ties,
+    })
 }
 
 /// The exact null distribution of U for sizes (n, m), tabulated up to ⌊nm/2⌋ and extended
-/// by symmetry. Counts arrangements by the recursion N(i,j,u) = N(i−1,j,u−j) + N(i,j−1,u)
-/// (Mann & Whitney 1947, eq. 2), all additions of non-negative numbers, so no cancellation.
+/// by symmetry. The number of arrangements with U = u is the coefficient of q^u in the
+/// Gaussian binomial coefficient [n+m choose n]_q (Andrews 1976, ch. 3; equivalent to Mann &
+/// Whitney's 1947 recursion).
 pub struct UDistribution {
     n: usize,
     m: usize,
@@ -112,37 +139,39 @@ pub struct UDistribution {
 impl UDistribution {
     pub fn new(n: usize, m: usize) -> Self {
         let (small, large) = if n <= m { (n, m) } else { (m, n) };
-        let u_max = small * large / 2;
-        // prev[j][u] holds N(i−1, j, u); row i is built from it and from row[j−1].
-        let unit = {
-            let mut v = vec![0.0; u_max + 1];
-            v[0] = 1.0;
-            v
-        };
-        let mut prev: Vec<Vec<f64>> = vec![unit.clone(); large + 1];
-        for _i in 1..=small {
-            let mut row: Vec<Vec<f64>> = Vec::with_capacity(large + 1);
-            row.push(unit.clone());
-            for j in 1..=large {
-                let mut counts = row[j - 1].clone();
-                for u in j..=u_max {
-                    counts[u] += prev[j][u - j];
-                }
-                row.push(counts);
+        let width = small * large / 2 + 1;
+        // Coefficients of the Gaussian binomial [large + i choose i]_q, built one factor
+        // (1 − q^(large+i)) / (1 − q^i) at a time in exact integers (≤ C(100, 50) ≈ 1e29
+        // fits in i128), truncated at ⌊nm/2⌋: O(n · nm) and no rounding at all.
+        let mut counts = vec![0i128; width];
+        counts[0] = 1;
+        for i in 1..=small {
+            let power = large + i;
+            for u in (power..width).rev() {
+                counts[u] -= counts[u - power];
             }
-            prev = row;
+            for u in i..width {
+                counts[u] += counts[u - i];
+            }
         }
-        let counts = &prev[large];
         let total = binomial_coefficient(n + m, n);
         let mut cumulative = 0.0;
         let cdf_lower_half = counts
             .iter()
-            .map(|c| {
-                cumulative += c;
+            .map(|&c| {
+                cumulative += c as f64;
                 (cumulative / total).min(1.0)
             })
             .collect();
-        UDistribution { n, m, cdf_lower_half }
+        UDistribution {
+            n,
+            m,
+            cdf_lower_half,
+        }
+    }
+
+    fn sizes_match(&self, n: usize, m: usize) -> bool {
+        (self.n, self.m) == (n, m) || (self.n, self.m) == (m, n)
     }
 
     /// P(U ≤ u) under H0.
@@ -172,11 +201,27 @@ fn binomial_coefficient(n: usize, k: usize) -> f64 {
 /// (`tie_term` = Σ(t³ − t)). Returns 0 when no interval reaches the confidence (e.g. 3 vs 3
 /// at 95 %).
 pub fn moses_rank(n: usize, m: usize, alpha: f64, exact: bool, tie_term: f64) -> usize {
+    moses_rank_with(
+        n,
+        m,
+        alpha,
+        exact.then(|| UDistribution::new(n, m)).as_ref(),
+        tie_term,
+    )
+}
+
+/// [`moses_rank`] with the exact distribution given (`None`: normal approximation).
+fn moses_rank_with(
+    n: usize,
+    m: usize,
+    alpha: f64,
+    exact: Option<&UDistribution>,
+    tie_term: f64,
+) -> usize {
     if n == 0 || m == 0 || !(alpha > 0.0 && alpha < 1.0) {
         return 0;
     }
-    if exact {
-        let dist = UDistribution::new(n, m);
+    if let Some(dist) = exact {
         let mut k = 0;
         while k < n * m && dist.cdf(k) <= alpha / 2.0 {
             k += 1;
@@ -306,6 +351,17 @@ pub struct ShiftEstimate {
 /// exact when there are no ties and both sides are small, normal-approximate otherwise.
 /// O((n + m) log² (n + m)); `None` if either side is empty or holds a non-finite value.
 pub fn hodges_lehmann(a: &[f64], b: &[f64], confidence: f64) -> Option<ShiftEstimate> {
+    hodges_lehmann_with(a, b, confidence, &mut None)
+}
+
+/// [`hodges_lehmann`] that builds the exact U distribution into `cache` (or reuses it), so a
+/// following [`mann_whitney_with`] does not build it again.
+pub(crate) fn hodges_lehmann_with(
+    a: &[f64],
+    b: &[f64],
+    confidence: f64,
+    cache: &mut Option<UDistribution>,
+) -> Option<ShiftEstimate> {
     if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|v| !v.is_finite()) {
         return None;
     }
@@ -321,15 +377,28 @@ pub fn hodges_lehmann(a: &[f64], b: &[f64], confidence: f64) -> Option<ShiftEsti
     };
     let (_, tie_term) = pooled_ranks(&x, &y);
     let exact = tie_term == 0.0 && n <= EXACT_MAX_PER_SIDE && m <= EXACT_MAX_PER_SIDE;
-    let rank = moses_rank(n, m, 1.0 - confidence, exact, tie_term);
+    if exact && !cache.as_ref().is_some_and(|d| d.sizes_match(n, m)) {
+        *cache = Some(UDistribution::new(n, m));
+    }
+    let dist = if exact { cache.as_ref() } else { None };
+    let rank = moses_rank_with(n, m, 1.0 - confidence, dist, tie_term);
     let ci = (rank >= 1).then(|| {
         (
             kth_pairwise_difference(&x, &y, rank),
             kth_pairwise_difference(&x, &y, total - rank + 1),
         )
     });
-    let method = if exact { PMethod::Exact } else { PMethod::Normal };
-    Some(ShiftEstimate { estimate, ci, rank, method })
+    let method = if exact {
+        PMethod::Exact
+    } else {
+        PMethod::Normal
+    };
+    Some(ShiftEstimate {
+        estimate,
+        ci,
+        rank,
+        method,
+    })
 }
 
 #[cfg(test)]
@@ -337,7 +406,10 @@ mod tests {
     use super::*;
 
     fn brute_force_kth(x: &[f64], y: &[f64], k: usize) -> f64 {
-        let mut d: Vec<f64> = x.iter().flat_map(|a| y.iter().map(move |b| b - a)).collect();
+        let mut d: Vec<f64> = x
+            .iter()
+            .flat_map(|a| y.iter().map(move |b| b - a))
+            .collect();
         d.sort_by(f64::total_cmp);
         d[k - 1]
     }
@@ -348,7 +420,11 @@ mod tests {
         let y: Vec<f64> = (0..90).map(|i| ((i * 37) % 23) as f64 * 0.5).collect();
         let y = sorted_copy(&y);
         for k in 1..=x.len() * y.len() {
-            assert_eq!(kth_pairwise_difference(&x, &y, k), brute_force_kth(&x, &y, k), "k={k}");
+            assert_eq!(
+                kth_pairwise_difference(&x, &y, k),
+                brute_force_kth(&x, &y, k),
+                "k={k}"
+            );
         }
     }
 

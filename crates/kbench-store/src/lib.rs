@@ -1,1 +1,10 @@
-//! kbench-store
+//! kbench's run database (SQLite) and the importers and exporters around it.
+pub mod import;
+pub mod record;
+pub mod schema;
+pub mod store;
+
+pub use store::{
+    default_path, LabelInfo, NewSession, RunRow, SessionRow, Store, StoreError, StoredRun,
+    SummaryRow, Value,
+};

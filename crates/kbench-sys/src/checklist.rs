@@ -89,7 +89,11 @@ fn check_governor(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Ch
         .map(|s| s.cpu)
         .collect();
     if slow.is_empty() {
-        return Some(check("governor", CheckStatus::Pass, "performance on every CPU".to_string()));
+        return Some(check(
+            "governor",
+            CheckStatus::Pass,
+            "performance on every CPU".to_string(),
+        ));
     }
     let governors: Vec<String> = env
         .cpufreq
@@ -116,15 +120,32 @@ fn check_governor(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Ch
 
 fn check_boost(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Check> {
     match env.boost_enabled {
-        None => Some(check("boost", CheckStatus::Info, "no boost/turbo control".to_string())),
-        Some(false) => Some(check("boost", CheckStatus::Pass, "boost/turbo off".to_string())),
+        None => Some(check(
+            "boost",
+            CheckStatus::Info,
+            "no boost/turbo control".to_string(),
+        )),
+        Some(false) => Some(check(
+            "boost",
+            CheckStatus::Pass,
+            "boost/turbo off".to_string(),
+        )),
         Some(true) => {
             let fix = if env.boost.intel_no_turbo == Some(false) {
-                format!("echo 1 | sudo tee {}", path("/sys/devices/system/cpu/intel_pstate/no_turbo"))
+                format!(
+                    "echo 1 | sudo tee {}",
+                    path("/sys/devices/system/cpu/intel_pstate/no_turbo")
+                )
             } else if env.boost.cpufreq_boost == Some(true) {
-                format!("echo 0 | sudo tee {}", path("/sys/devices/system/cpu/cpufreq/boost"))
+                format!(
+                    "echo 0 | sudo tee {}",
+                    path("/sys/devices/system/cpu/cpufreq/boost")
+                )
             } else {
-                format!("echo 0 | sudo tee {}", path("/sys/devices/system/cpu/cpufreq/policy*/boost"))
+                format!(
+                    "echo 0 | sudo tee {}",
+                    path("/sys/devices/system/cpu/cpufreq/policy*/boost")
+                )
             };
             Some(
                 check(
@@ -141,7 +162,11 @@ fn check_boost(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Check
 fn check_smt(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Check> {
     if !env.smt.siblings_online {
         let control = env.smt.control.as_deref().unwrap_or("no SMT");
-        return Some(check("smt", CheckStatus::Pass, format!("no SMT siblings online ({control})")));
+        return Some(check(
+            "smt",
+            CheckStatus::Pass,
+            format!("no SMT siblings online ({control})"),
+        ));
     }
     Some(
         check(
@@ -164,7 +189,11 @@ fn check_isolation(env: &EnvSnapshot) -> Option<Check> {
             format!(
                 "isolated CPUs {} (nohz_full {})",
                 format_cpulist(&isolated),
-                if nohz.is_empty() { "-".to_string() } else { format_cpulist(&nohz) }
+                if nohz.is_empty() {
+                    "-".to_string()
+                } else {
+                    format_cpulist(&nohz)
+                }
             ),
         ));
     }
@@ -174,7 +203,11 @@ fn check_isolation(env: &EnvSnapshot) -> Option<Check> {
         .and_then(|s| parse_cpulist(s).ok())
         .unwrap_or_default();
     if online.len() < 2 {
-        return Some(check("isolation", CheckStatus::Info, "one CPU: nothing to isolate".to_string()));
+        return Some(check(
+            "isolation",
+            CheckStatus::Info,
+            "one CPU: nothing to isolate".to_string(),
+        ));
     }
     // Suggest the upper half of the CPUs, the way pyperf's advice reads: housekeeping keeps
     // CPU 0 and its neighbours, benchmarks get the rest.
@@ -196,7 +229,10 @@ fn check_isolation(env: &EnvSnapshot) -> Option<Check> {
 
 fn check_nohz_full_intel_pstate(env: &EnvSnapshot) -> Option<Check> {
     let nohz = env.isolation.nohz_full.clone().unwrap_or_default();
-    let intel_pstate = env.cpufreq.iter().any(|s| s.driver.as_deref() == Some("intel_pstate"));
+    let intel_pstate = env
+        .cpufreq
+        .iter()
+        .any(|s| s.driver.as_deref() == Some("intel_pstate"));
     (!nohz.is_empty() && intel_pstate).then(|| {
         check(
             "nohz_full",
@@ -206,7 +242,10 @@ fn check_nohz_full_intel_pstate(env: &EnvSnapshot) -> Option<Check> {
                 format_cpulist(&nohz)
             ),
         )
-        .with_fix("add 'intel_pstate=disable' to the kernel command line and reboot".to_string(), false)
+        .with_fix(
+            "add 'intel_pstate=disable' to the kernel command line and reboot".to_string(),
+            false,
+        )
     })
 }
 
@@ -233,8 +272,15 @@ fn check_load(env: &EnvSnapshot) -> Option<Check> {
         return Some(check("load", CheckStatus::Pass, summary));
     }
     Some(
-        check("load", CheckStatus::Warn, format!("{summary}: something else is running"))
-            .with_fix("ps -eo pid,pcpu,comm --sort=-pcpu | head".to_string(), false),
+        check(
+            "load",
+            CheckStatus::Warn,
+            format!("{summary}: something else is running"),
+        )
+        .with_fix(
+            "ps -eo pid,pcpu,comm --sort=-pcpu | head".to_string(),
+            false,
+        ),
     )
 }
 
@@ -275,7 +321,11 @@ fn check_clocksource(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option
 fn check_aslr(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Check> {
     let aslr = env.aslr?;
     if aslr == 2 {
-        return Some(check("aslr", CheckStatus::Pass, "full randomization (2)".to_string()));
+        return Some(check(
+            "aslr",
+            CheckStatus::Pass,
+            "full randomization (2)".to_string(),
+        ));
     }
     // Like pyperf: with ASLR off every run gets the same layout, so one lucky or unlucky
     // cache alignment is repeated instead of averaged out.
@@ -285,12 +335,22 @@ fn check_aslr(env: &EnvSnapshot, path: &dyn Fn(&str) -> String) -> Option<Check>
             CheckStatus::Warn,
             format!("randomize_va_space={aslr}: one memory layout repeated in every run"),
         )
-        .with_fix(format!("echo 2 | sudo tee {}", path("/proc/sys/kernel/randomize_va_space")), true),
+        .with_fix(
+            format!(
+                "echo 2 | sudo tee {}",
+                path("/proc/sys/kernel/randomize_va_space")
+            ),
+            true,
+        ),
     )
 }
 
 fn check_thp(env: &EnvSnapshot) -> Option<Check> {
     let enabled = env.thp_enabled.as_deref()?;
     let defrag = env.thp_defrag.as_deref().unwrap_or("-");
-    Some(check("thp", CheckStatus::Info, format!("enabled={enabled} defrag={defrag}")))
+    Some(check(
+        "thp",
+        CheckStatus::Info,
+        format!("enabled={enabled} defrag={defrag}"),
+    ))
 }

@@ -94,13 +94,17 @@ pub(crate) fn classify(
 
 /// The x86 hybrid PMU lists: (class name, tier, CPUs).
 fn read_hybrid_lists(root: &Sysroot) -> Vec<(&'static str, u8, Vec<u32>)> {
-    [("cpu_core", "P-core", 2), ("cpu_atom", "E-core", 1), ("cpu_lowpower", "LP-E-core", 0)]
-        .into_iter()
-        .filter_map(|(pmu, name, tier)| {
-            let cpus = root.read_cpulist(&format!("/sys/devices/{pmu}/cpus"))?;
-            Some((name, tier, cpus))
-        })
-        .collect()
+    [
+        ("cpu_core", "P-core", 2),
+        ("cpu_atom", "E-core", 1),
+        ("cpu_lowpower", "LP-E-core", 0),
+    ]
+    .into_iter()
+    .filter_map(|(pmu, name, tier)| {
+        let cpus = root.read_cpulist(&format!("/sys/devices/{pmu}/cpus"))?;
+        Some((name, tier, cpus))
+    })
+    .collect()
 }
 
 /// The model name when every processor block agrees on one (used for CPUs that are offline
@@ -130,7 +134,9 @@ fn kind_of(
             return kind(name, 0, ClassSource::Riscv);
         }
     }
-    let model = block.and_then(|b| b.model_name()).or(single_model.map(String::from));
+    let model = block
+        .and_then(|b| b.model_name())
+        .or(single_model.map(String::from));
     model.and_then(|name| kind(name, 0, ClassSource::Model))
 }
 
@@ -152,14 +158,16 @@ fn infer_missing_kinds(cpus: &[Cpu], policies: &[CpufreqPolicy], kinds: &mut [Op
         if kinds[i].is_some() {
             continue;
         }
-        let same_policy = policy_of(policies, cpus[i].cpu).map(|p| p.cpus.clone()).unwrap_or_default();
+        let same_policy = policy_of(policies, cpus[i].cpu)
+            .map(|p| p.cpus.clone())
+            .unwrap_or_default();
         let donor = (0..cpus.len())
             .filter(|&j| kinds[j].is_some())
             .find(|&j| same_policy.contains(&cpus[j].cpu))
             .or_else(|| {
-                (0..cpus.len()).filter(|&j| kinds[j].is_some()).find(|&j| {
-                    cpus[i].capacity.is_some() && cpus[j].capacity == cpus[i].capacity
-                })
+                (0..cpus.len())
+                    .filter(|&j| kinds[j].is_some())
+                    .find(|&j| cpus[i].capacity.is_some() && cpus[j].capacity == cpus[i].capacity)
             });
         kinds[i] = Some(match donor {
             Some(j) => Kind {
@@ -221,5 +229,6 @@ fn group_into_classes(cpus: &[Cpu], kinds: &[Option<Kind>]) -> Vec<CpuClass> {
 }
 
 fn kind_name(kind: &Option<Kind>) -> String {
-    kind.as_ref().map_or_else(|| "unknown".to_string(), |k| k.name.clone())
+    kind.as_ref()
+        .map_or_else(|| "unknown".to_string(), |k| k.name.clone())
 }

@@ -34,9 +34,15 @@ mod tests {
     #[test]
     fn finds_the_last_parameter_before_init_args() {
         let cmdline = "ro isolcpus=1 quiet isolcpus=nohz,domain,2-3 -- isolcpus=7";
-        assert_eq!(kernel_param(cmdline, "isolcpus").as_deref(), Some("nohz,domain,2-3"));
+        assert_eq!(
+            kernel_param(cmdline, "isolcpus").as_deref(),
+            Some("nohz,domain,2-3")
+        );
         assert_eq!(kernel_param(cmdline, "quiet").as_deref(), Some(""));
         assert_eq!(kernel_param(cmdline, "nohz_full"), None);
-        assert_eq!(isolcpus_cpus("nohz,domain,managed_irq,2-3,6"), Some(vec![2, 3, 6]));
+        assert_eq!(
+            isolcpus_cpus("nohz,domain,managed_irq,2-3,6"),
+            Some(vec![2, 3, 6])
+        );
     }
 }

@@ -57,7 +57,10 @@ impl CpuIdle {
 }
 
 fn state_indices(root: &Sysroot, cpu: u32) -> Vec<u32> {
-    root.numbered_entries(&format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle"), "state")
+    root.numbered_entries(
+        &format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle"),
+        "state",
+    )
 }
 
 fn read_states(root: &Sysroot, first: u32, cpus: &[u32]) -> Vec<IdleState> {
@@ -77,7 +80,8 @@ fn read_states(root: &Sysroot, first: u32, cpus: &[u32]) -> Vec<IdleState> {
                     .iter()
                     .copied()
                     .filter(|cpu| {
-                        let file = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{k}/disable");
+                        let file =
+                            format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{k}/disable");
                         crate::cpufreq::read_bool(root, &file) == Some(true)
                     })
                     .collect(),

@@ -49,7 +49,12 @@ impl ProcessorInfo {
         let part = self.get_number("CPU part")? as u32;
         let variant = self.get_number("CPU variant").unwrap_or(0) as u32;
         let revision = self.get_number("CPU revision").unwrap_or(0) as u32;
-        Some(crate::midr::Midr::from_fields(implementer, variant, part, revision))
+        Some(crate::midr::Midr::from_fields(
+            implementer,
+            variant,
+            part,
+            revision,
+        ))
     }
 
     /// The x86 `flags` (or arm64 `Features`) words.
@@ -149,8 +154,14 @@ mod tests {
                     flags\t\t: fpu hypervisor\n\nHardware\t: Rockchip\n";
         let info = CpuInfo::parse(text);
         assert_eq!(info.processors.len(), 2);
-        assert_eq!(info.processor(0).unwrap().midr().unwrap().core_name(), "Cortex-A53");
-        assert_eq!(info.processor(4).unwrap().model_name().unwrap(), "Intel(R) Core");
+        assert_eq!(
+            info.processor(0).unwrap().midr().unwrap().core_name(),
+            "Cortex-A53"
+        );
+        assert_eq!(
+            info.processor(4).unwrap().model_name().unwrap(),
+            "Intel(R) Core"
+        );
         assert!(info.has_flag("hypervisor"));
         assert_eq!(info.global.get("Hardware").unwrap(), "Rockchip");
     }

@@ -40,7 +40,10 @@ fn push_item(input: &str, item: &str, cpus: &mut Vec<u32>) -> Result<(), SysErro
         }
     };
     if first > last {
-        return Err(cpulist_error(input, &format!("range {range} goes backwards")));
+        return Err(cpulist_error(
+            input,
+            &format!("range {range} goes backwards"),
+        ));
     }
     let (used, group) = match stride {
         None => (1, 1),
@@ -134,7 +137,16 @@ mod tests {
 
     #[test]
     fn rejects_garbage_with_a_reason() {
-        for bad in ["a", "1-", "-1", "3-1", "1,,2", "0-99999999", "0-3:0/4", "0-3:5/4"] {
+        for bad in [
+            "a",
+            "1-",
+            "-1",
+            "3-1",
+            "1,,2",
+            "0-99999999",
+            "0-3:0/4",
+            "0-3:5/4",
+        ] {
             let err = parse_cpulist(bad).unwrap_err().to_string();
             assert!(err.contains("invalid CPU list"), "{bad}: {err}");
         }

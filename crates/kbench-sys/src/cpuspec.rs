@@ -84,7 +84,11 @@ impl Topology {
                 format_cpulist(&all)
             )));
         }
-        let offline: Vec<u32> = cpus.iter().copied().filter(|c| !online.contains(c)).collect();
+        let offline: Vec<u32> = cpus
+            .iter()
+            .copied()
+            .filter(|c| !online.contains(c))
+            .collect();
         if !offline.is_empty() {
             return Err(SysError::CpuSpec(format!(
                 "CPU {} is offline (online: {})",

@@ -7,17 +7,29 @@ use std::path::PathBuf;
 pub enum SysError {
     /// A cpulist such as `0-3,6` could not be parsed.
     #[error("invalid CPU list '{input}': {reason}")]
-    Cpulist { input: String, reason: String },
+    Cpulist {
+        /// The list as given.
+        input: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A `--cpus` spec names CPUs or a class that this machine does not have.
     #[error("{0}")]
     CpuSpec(String),
     /// The sysroot is not usable (not a directory, or no sysfs/procfs under it).
     #[error("sysroot {}: {reason}", path.display())]
-    Sysroot { path: PathBuf, reason: String },
+    Sysroot {
+        /// The root directory.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A file could not be read or written (tune state, sysfs knobs).
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

@@ -101,7 +101,9 @@ impl Interrupts {
             .split_whitespace()
             .filter_map(|w| w.strip_prefix("CPU")?.parse().ok())
             .collect();
-        let rows = lines.filter_map(|line| parse_row(line, cpus.len())).collect();
+        let rows = lines
+            .filter_map(|line| parse_row(line, cpus.len()))
+            .collect();
         Interrupts { cpus, rows }
     }
 
@@ -204,7 +206,11 @@ pub struct InterruptsDelta {
 impl InterruptsDelta {
     /// Total IPIs of one kind over all CPUs.
     pub fn total(&self, kind: IpiKind) -> u64 {
-        self.rows.iter().filter(|r| r.kind == kind).map(|r| r.total()).sum()
+        self.rows
+            .iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| r.total())
+            .sum()
     }
 
     /// IPIs of one kind received by one CPU.
@@ -221,7 +227,11 @@ impl InterruptsDelta {
 
     /// Total of all IPI kinds together.
     pub fn total_ipis(&self) -> u64 {
-        self.rows.iter().filter(|r| r.kind.is_ipi()).map(|r| r.total()).sum()
+        self.rows
+            .iter()
+            .filter(|r| r.kind.is_ipi())
+            .map(|r| r.total())
+            .sum()
     }
 
     /// The delta of a named row summed over CPUs.

@@ -15,6 +15,8 @@
 //! - [`Interrupts::read`]: `/proc/interrupts` with IPI classification and deltas;
 //! - [`nr_migrations`] / [`SchedStats`]: per-task scheduler counters.
 
+#![warn(missing_docs)]
+
 pub mod checklist;
 pub mod classes;
 pub mod cmdline;

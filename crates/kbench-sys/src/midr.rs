@@ -173,18 +173,35 @@ mod tests {
     #[test]
     fn names_the_cores_the_issue_lists() {
         let expect = [
-            (0xd03, "Cortex-A53"), (0xd05, "Cortex-A55"), (0xd07, "Cortex-A57"),
-            (0xd08, "Cortex-A72"), (0xd09, "Cortex-A73"), (0xd0a, "Cortex-A75"),
-            (0xd0b, "Cortex-A76"), (0xd0d, "Cortex-A77"), (0xd41, "Cortex-A78"),
-            (0xd46, "Cortex-A510"), (0xd80, "Cortex-A520"), (0xd47, "Cortex-A710"),
-            (0xd4d, "Cortex-A715"), (0xd81, "Cortex-A720"), (0xd44, "Cortex-X1"),
-            (0xd48, "Cortex-X2"), (0xd4e, "Cortex-X3"), (0xd82, "Cortex-X4"),
-            (0xd0c, "Neoverse-N1"), (0xd49, "Neoverse-N2"), (0xd40, "Neoverse-V1"),
+            (0xd03, "Cortex-A53"),
+            (0xd05, "Cortex-A55"),
+            (0xd07, "Cortex-A57"),
+            (0xd08, "Cortex-A72"),
+            (0xd09, "Cortex-A73"),
+            (0xd0a, "Cortex-A75"),
+            (0xd0b, "Cortex-A76"),
+            (0xd0d, "Cortex-A77"),
+            (0xd41, "Cortex-A78"),
+            (0xd46, "Cortex-A510"),
+            (0xd80, "Cortex-A520"),
+            (0xd47, "Cortex-A710"),
+            (0xd4d, "Cortex-A715"),
+            (0xd81, "Cortex-A720"),
+            (0xd44, "Cortex-X1"),
+            (0xd48, "Cortex-X2"),
+            (0xd4e, "Cortex-X3"),
+            (0xd82, "Cortex-X4"),
+            (0xd0c, "Neoverse-N1"),
+            (0xd49, "Neoverse-N2"),
+            (0xd40, "Neoverse-V1"),
             (0xd4f, "Neoverse-V2"),
         ];
         for (part, name) in expect {
             assert_eq!(core_info(IMPLEMENTER_ARM, part).unwrap().name, name);
         }
-        assert_eq!(Midr::from_fields(0x41, 0, 0xfff, 0).core_name(), "arm64 0x41/0xfff");
+        assert_eq!(
+            Midr::from_fields(0x41, 0, 0xfff, 0).core_name(),
+            "arm64 0x41/0xfff"
+        );
     }
 }

@@ -150,9 +150,9 @@ impl EnvSnapshot {
             arch: topology.as_ref().map(|t| t.arch),
             cpu_models: cpu_models(&cpuinfo, topology.as_ref()),
             microcode: distinct(cpuinfo.processors.iter().filter_map(|p| p.get("microcode"))),
-            online_cpus: root.read_value("/sys/devices/system/cpu/online").or_else(|| {
-                topology.as_ref().map(|t| format_cpulist(&t.online_cpus()))
-            }),
+            online_cpus: root
+                .read_value("/sys/devices/system/cpu/online")
+                .or_else(|| topology.as_ref().map(|t| format_cpulist(&t.online_cpus()))),
             present_cpus: root.read_value("/sys/devices/system/cpu/present"),
             smt: read_smt(root, topology.as_ref()),
             cpufreq,
@@ -357,7 +357,9 @@ fn read_isolation(root: &Sysroot, cmdline: &str) -> Isolation {
         isolcpus_param,
         nohz_full_param: kernel_param(cmdline, "nohz_full"),
         rcu_nocbs_param: kernel_param(cmdline, "rcu_nocbs"),
-        isolated: root.read("/sys/devices/system/cpu/isolated").and_then(|t| parse_cpulist(&t).ok()),
+        isolated: root
+            .read("/sys/devices/system/cpu/isolated")
+            .and_then(|t| parse_cpulist(&t).ok()),
         nohz_full: root
             .read("/sys/devices/system/cpu/nohz_full")
             .and_then(|t| parse_cpulist(t.trim().trim_start_matches("(null)")).ok()),

@@ -112,8 +112,9 @@ impl Topology {
         if ids.is_empty() {
             return Err(SysError::Sysroot {
                 path: root.root().to_path_buf(),
-                reason: "no CPUs found (no sys/devices/system/cpu/cpuN, present list or /proc/cpuinfo)"
-                    .to_string(),
+                reason:
+                    "no CPUs found (no sys/devices/system/cpu/cpuN, present list or /proc/cpuinfo)"
+                        .to_string(),
             });
         }
         let online = root.read_cpulist(&format!("{CPU_DIR}/online"));
@@ -136,7 +137,11 @@ impl Topology {
 
     /// The numbers of the online CPUs.
     pub fn online_cpus(&self) -> Vec<u32> {
-        self.cpus.iter().filter(|c| c.online).map(|c| c.cpu).collect()
+        self.cpus
+            .iter()
+            .filter(|c| c.online)
+            .map(|c| c.cpu)
+            .collect()
     }
 
     /// The numbers of all CPUs, online or not.
@@ -146,7 +151,9 @@ impl Topology {
 
     /// The class with this name (case-insensitive).
     pub fn class(&self, name: &str) -> Option<&CpuClass> {
-        self.classes.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+        self.classes
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
     }
 
     /// The class a CPU belongs to.
@@ -186,7 +193,10 @@ impl Topology {
 /// when sysfs is absent, the processors of `/proc/cpuinfo`.
 fn cpu_ids(root: &Sysroot, cpuinfo: &CpuInfo) -> Vec<u32> {
     let mut ids = root.numbered_entries(CPU_DIR, "cpu");
-    ids.extend(root.read_cpulist(&format!("{CPU_DIR}/present")).unwrap_or_default());
+    ids.extend(
+        root.read_cpulist(&format!("{CPU_DIR}/present"))
+            .unwrap_or_default(),
+    );
     if ids.is_empty() {
         ids.extend(cpuinfo.processors.iter().filter_map(|p| p.cpu));
     }
@@ -262,7 +272,8 @@ fn read_llc(root: &Sysroot, cpu_dir: &str) -> (Vec<u32>, Option<u32>, Option<Str
         .max_by_key(|(level, _)| *level);
     match best {
         Some((level, dir)) => (
-            root.read_cpulist(&format!("{dir}/shared_cpu_list")).unwrap_or_default(),
+            root.read_cpulist(&format!("{dir}/shared_cpu_list"))
+                .unwrap_or_default(),
             Some(level),
             root.read_value(&format!("{dir}/size")),
         ),

@@ -62,7 +62,11 @@ const STATE_VERSION: u32 = 1;
 /// `$XDG_STATE_HOME/kbench/tune.json`, else `$HOME/.local/state/kbench/tune.json`, else
 /// `./kbench-tune.json`.
 pub fn default_state_path() -> PathBuf {
-    let from_env = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let from_env = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(state) = from_env("XDG_STATE_HOME") {
         return state.join("kbench/tune.json");
     }
@@ -87,27 +91,51 @@ pub fn plan(root: &Sysroot) -> Vec<TuneAction> {
     };
     for policy in read_policies(root) {
         let offers_performance = policy.available_governors.is_empty()
-            || policy.available_governors.iter().any(|g| g == "performance");
+            || policy
+                .available_governors
+                .iter()
+                .any(|g| g == "performance");
         if offers_performance {
-            want(format!("{}/scaling_governor", policy.dir), "performance", "governor");
+            want(
+                format!("{}/scaling_governor", policy.dir),
+                "performance",
+                "governor",
+            );
         }
         if policy.boost.is_some() {
             want(format!("{}/boost", policy.dir), "0", "boost off");
         }
     }
-    want("/sys/devices/system/cpu/intel_pstate/no_turbo".to_string(), "1", "turbo off");
-    want("/sys/devices/system/cpu/cpufreq/boost".to_string(), "0", "boost off");
-    want("/proc/sys/kernel/randomize_va_space".to_string(), "2", "full ASLR");
+    want(
+        "/sys/devices/system/cpu/intel_pstate/no_turbo".to_string(),
+        "1",
+        "turbo off",
+    );
+    want(
+        "/sys/devices/system/cpu/cpufreq/boost".to_string(),
+        "0",
+        "boost off",
+    );
+    want(
+        "/proc/sys/kernel/randomize_va_space".to_string(),
+        "2",
+        "full ASLR",
+    );
     let clock = "/sys/devices/system/clocksource/clocksource0";
     let slow_clock = matches!(
-        root.read_trimmed(&format!("{clock}/current_clocksource")).as_deref(),
+        root.read_trimmed(&format!("{clock}/current_clocksource"))
+            .as_deref(),
         Some("hpet" | "acpi_pm")
     );
     let tsc_available = root
         .read(&format!("{clock}/available_clocksource"))
         .is_some_and(|a| a.split_whitespace().any(|c| c == "tsc"));
     if slow_clock && tsc_available {
-        want(format!("{clock}/current_clocksource"), "tsc", "fast clocksource");
+        want(
+            format!("{clock}/current_clocksource"),
+            "tsc",
+            "fast clocksource",
+        );
     }
     actions
 }
@@ -191,7 +219,11 @@ pub fn reset(root: &Sysroot, state_file: &Path) -> Result<TuneReport, SysError> 
     Ok(report)
 }
 
-fn check_same_root(state: TuneState, root: &Sysroot, state_file: &Path) -> Result<TuneState, SysError> {
+fn check_same_root(
+    state: TuneState,
+    root: &Sysroot,
+    state_file: &Path,
+) -> Result<TuneState, SysError> {
     if state.sysroot != root.root() {
         return Err(SysError::TuneState(format!(
             "tune state file {} belongs to sysroot {}, not {}",
@@ -215,7 +247,10 @@ fn load_state(state_file: &Path) -> Result<Option<TuneState>, SysError> {
         }
     };
     serde_json::from_str(&text).map(Some).map_err(|e| {
-        SysError::TuneState(format!("tune state file {} is damaged: {e}", state_file.display()))
+        SysError::TuneState(format!(
+            "tune state file {} is damaged: {e}",
+            state_file.display()
+        ))
     })
 }
 
@@ -227,7 +262,8 @@ fn save_state(state_file: &Path, state: &TuneState) -> Result<(), SysError> {
     if let Some(dir) = state_file.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let text = serde_json::to_string_pretty(state).map_err(|e| SysError::TuneState(e.to_string()))?;
+    let text =
+        serde_json::to_string_pretty(state).map_err(|e| SysError::TuneState(e.to_string()))?;
     std::fs::write(state_file, text + "\n").map_err(io)
 }
 
@@ -235,6 +271,9 @@ fn save_state(state_file: &Path, state: &TuneState) -> Result<(), SysError> {
 /// that a reset restores them byte for byte.
 fn write_file(path: &Path, contents: &str) -> Result<(), std::io::Error> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)?;
     file.write_all(contents.as_bytes())
 }

@@ -46,11 +46,21 @@ impl Virtualization {
             let name = if kind == "xen" { "Xen" } else { "unknown" };
             note(Some(name), format!("/sys/hypervisor/type: {kind}"));
         }
-        for dt in ["/proc/device-tree/hypervisor/compatible", "/sys/firmware/devicetree/base/hypervisor/compatible"] {
+        for dt in [
+            "/proc/device-tree/hypervisor/compatible",
+            "/sys/firmware/devicetree/base/hypervisor/compatible",
+        ] {
             if let Some(compat) = root.read_value(dt) {
                 let compat = compat.replace('\0', " ");
-                let name = if compat.contains("xen") { "Xen" } else { "unknown" };
-                note(Some(name), format!("device tree hypervisor: {}", compat.trim()));
+                let name = if compat.contains("xen") {
+                    "Xen"
+                } else {
+                    "unknown"
+                };
+                note(
+                    Some(name),
+                    format!("device tree hypervisor: {}", compat.trim()),
+                );
                 break;
             }
         }
@@ -76,7 +86,11 @@ fn hypervisor_from_dmi(vendor: Option<&str>, product: Option<&str>) -> Option<&'
     let vendor = vendor.unwrap_or("");
     let product = product.unwrap_or("");
     let either = |needle: &str| vendor.contains(needle) || product.contains(needle);
-    if either("QEMU") || either("KVM") || vendor == "Amazon EC2" || product.contains("Google Compute Engine") {
+    if either("QEMU")
+        || either("KVM")
+        || vendor == "Amazon EC2"
+        || product.contains("Google Compute Engine")
+    {
         Some("KVM")
     } else if either("VMware") {
         Some("VMware")

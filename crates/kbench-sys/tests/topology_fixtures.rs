@@ -32,7 +32,10 @@ fn rk3399_big_little() {
     let t = expect(
         "rk3399",
         Arch::Arm,
-        &[("Cortex-A53", "0-3", Some(381)), ("Cortex-A72", "4-5", Some(1024))],
+        &[
+            ("Cortex-A53", "0-3", Some(381)),
+            ("Cortex-A72", "4-5", Some(1024)),
+        ],
     );
     let cpu4 = t.cpu(4).unwrap();
     assert_eq!(cpu4.midr.as_deref(), Some("0x00000000410fd082"));
@@ -72,13 +75,23 @@ fn intel_hybrid() {
     );
     assert_eq!(t.cpu(3).unwrap().smt_siblings, vec![2, 3]);
     assert_eq!(t.cpu(17).unwrap().smt_siblings, vec![17]);
-    assert_eq!(t.resolve_cpus("class:big").unwrap(), (0..16).collect::<Vec<_>>());
-    assert_eq!(t.resolve_cpus("class:e-core").unwrap(), vec![16, 17, 18, 19]);
+    assert_eq!(
+        t.resolve_cpus("class:big").unwrap(),
+        (0..16).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        t.resolve_cpus("class:e-core").unwrap(),
+        vec![16, 17, 18, 19]
+    );
 }
 
 #[test]
 fn riscv_board() {
-    let t = expect("visionfive2", Arch::Riscv, &[("sifive,u74-mc", "0-3", Some(1024))]);
+    let t = expect(
+        "visionfive2",
+        Arch::Riscv,
+        &[("sifive,u74-mc", "0-3", Some(1024))],
+    );
     assert_eq!(t.classes[0].source, ClassSource::Riscv);
 }
 
@@ -97,7 +110,11 @@ fn smt_server() {
 
 #[test]
 fn small_vm() {
-    let t = expect("vm2", Arch::X86, &[("Intel Xeon Processor (Cascadelake)", "0-1", None)]);
+    let t = expect(
+        "vm2",
+        Arch::X86,
+        &[("Intel Xeon Processor (Cascadelake)", "0-1", None)],
+    );
     assert_eq!(t.cpu(1).unwrap().max_khz, None, "no cpufreq in the VM");
 }
 
@@ -106,7 +123,8 @@ fn cpus_spec_errors_are_clear() {
     let t = Topology::read(&fixture("rk3399")).unwrap();
     let err = |spec: &str| t.resolve_cpus(spec).unwrap_err().to_string();
     assert_eq!(err("9"), "CPU 9 does not exist on this machine (CPUs: 0-5)");
-    assert!(err("class:huge").starts_with("unknown CPU class 'huge' (this machine has: Cortex-A53, Cortex-A72"));
+    assert!(err("class:huge")
+        .starts_with("unknown CPU class 'huge' (this machine has: Cortex-A53, Cortex-A72"));
     assert!(err("1-x").starts_with("invalid CPU list '1-x'"));
     assert_eq!(t.resolve_cpus("all").unwrap(), (0..6).collect::<Vec<_>>());
     assert_eq!(t.resolve_cpus("0,4").unwrap(), vec![0, 4]);
@@ -130,7 +148,10 @@ fn offline_cpus_keep_their_class() {
     assert_eq!(t.online_cpus(), vec![0, 1, 4, 5]);
     assert_eq!(t.cpu(3).unwrap().class, "Cortex-A53");
     assert_eq!(t.class("Cortex-A53").unwrap().cpus, vec![0, 1, 2, 3]);
-    assert_eq!(t.resolve_cpus("3").unwrap_err().to_string(), "CPU 3 is offline (online: 0-1,4-5)");
+    assert_eq!(
+        t.resolve_cpus("3").unwrap_err().to_string(),
+        "CPU 3 is offline (online: 0-1,4-5)"
+    );
     assert_eq!(t.resolve_cpus("class:little").unwrap(), vec![0, 1]);
 }
 

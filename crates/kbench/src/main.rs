@@ -1,6 +1,8 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
 mod cmd;
 mod error;
+mod runner;
+mod session;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -14,6 +16,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The main job: repeated, interleaved runs recorded under a label.
+    Run(cmd::run::RunArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
     Bench(cmd::bench::BenchArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Run(args) => cmd::run::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::Env(args) => cmd::env::run(args),
     };

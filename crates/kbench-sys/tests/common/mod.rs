@@ -9,7 +9,9 @@ pub fn fixture(name: &str) -> Sysroot {
 }
 
 pub fn fixture_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
 }
 
 /// Copies a fixture tree into a temporary directory (for tests that write).

@@ -35,6 +35,12 @@ static COMMON_OPTIONS: &[OptSpec] = &[
     },
     OptSpec {
         short: None,
+        long: "cpus",
+        kind: OptKind::Str { argh: "LIST" },
+        help: "Pin the benchmark to these CPUs or class:NAME (kbench)",
+    },
+    OptSpec {
+        short: None,
         long: "json",
         kind: OptKind::Bool,
         help: "One JSON run record per run (kbench)",
@@ -54,6 +60,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         Err(exit) => return Ok(emit(&exit)),
     };
     let format = output_format(&parsed)?;
+    if let Some(spec) = parsed.str("cpus").flatten() {
+        pin_to(&spec)?;
+    }
     // perf hands words after `--` back to the driver: `perf bench -- sched pipe` runs.
     let mut words = parsed
         .rest
@@ -87,6 +96,19 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
             Ok(1)
         }
     }
+}
+
+/// Pins this process (and so every worker it starts) to the CPUs of `spec`.
+fn pin_to(spec: &str) -> anyhow::Result<()> {
+    let cpulist = crate::cmd::run::resolve_cpus(spec)?;
+    let cpus = kbench_sys::parse_cpulist(&cpulist).map_err(|e| UsageError(e.to_string()))?;
+    let mut set = rustix::thread::CpuSet::new();
+    for cpu in cpus {
+        set.set(cpu as usize);
+    }
+    rustix::thread::sched_setaffinity(None, &set)
+        .map_err(|e| UsageError(format!("--cpus {spec}: cannot pin: {e}")))?;
+    Ok(())
 }
 
 fn output_format(parsed: &Parsed) -> anyhow::Result<Box<dyn RunFormat>> {

@@ -1,4 +1,5 @@
 //! One module per subcommand; `main.rs` only wires them to clap.
 pub mod bench;
 pub mod env;
+pub mod run;
 pub mod stat;

@@ -1,0 +1,32 @@
+//! Seeded Monte-Carlo calibration (statistics.md §4.5 item 2). Print the table with
+//! `cargo test -p kbench-stats --test calibration -- --nocapture`.
+
+use kbench_stats::calibration::{format_table, run_calibration, CalibrationConfig, POWER_CELL};
+
+#[test]
+fn verdicts_hold_alpha_under_aa_noise_and_have_power() {
+    let config = CalibrationConfig::default();
+    let rows = run_calibration(&config);
+    println!("{} trials per cell, seed {}", config.trials, config.seed);
+    print!("{}", format_table(&rows));
+    for row in rows.iter().filter(|r| r.shift_pct == 0.0) {
+        assert!(
+            row.claims_rate <= row.limit,
+            "{} n={}: A/A claim rate {} > {}",
+            row.model.name(),
+            row.n,
+            row.claims_rate,
+            row.limit
+        );
+    }
+    let (model, n, shift) = POWER_CELL;
+    let power = rows
+        .iter()
+        .find(|r| r.model == model && r.n == n && r.shift_pct == shift)
+        .unwrap();
+    assert!(
+        power.claims_up_rate >= 0.8,
+        "power {} < 0.8",
+        power.claims_up_rate
+    );
+}

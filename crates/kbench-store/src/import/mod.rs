@@ -1,0 +1,137 @@
+//! Readers of other tools' output, each turning a file into plain [`Imported`] data.
+//! They know nothing about the database: the store writes what they return in one
+//! transaction, so a malformed file imports nothing.
+//!
+//! [`parse_file_text`] detects the format and hands the file to one reader; each reader
+//! is one module with a `looks_like` test and a `parse` function.
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub mod hyperfine;
+pub mod perf_bench;
+pub mod perf_stat;
+
+/// Everything read from one file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    /// Which reader understood the file: `perf-bench`, `perf-stat`, `hyperfine`, `kbench`.
+    pub source_format: String,
+    /// Individual runs, in file order.
+    pub runs: Vec<ImportedRun>,
+    /// Summary-only results (what `perf stat -r` prints: mean, its standard error, n).
+    pub summaries: Vec<ImportedSummary>,
+}
+
+/// One run read from a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedRun {
+    /// `sched/pipe`, `sched/messaging`, `command` (hyperfine), ...
+    pub workload: String,
+    /// Parameters known from the file (e.g. `loop`, `group`); may be empty.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// e.g. `pingpong` for perf 6.1's pipe output when the version is known, else
+    /// `perf-unknown-version` (see [`perf_bench`]); `hyperfine` for hyperfine runs.
+    pub variant: String,
+    /// Metric name → value: `total_sec`, `usecs_per_op`, `ops_per_sec`, `wall_sec`, ...
+    pub values: BTreeMap<String, f64>,
+    /// 1-based line in the file where the run starts (for error messages and provenance).
+    pub line: usize,
+    /// Exit status when the file records one (hyperfine `exit_codes`).
+    pub exit_status: Option<i32>,
+}
+
+/// A summary-only result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedSummary {
+    /// What was measured: the command perf stat ran (without its quotes).
+    pub workload: String,
+    /// The event name (`task-clock`, `context-switches`) or `time_elapsed_sec`.
+    pub metric: String,
+    /// As perf printed it (`msec`), `s` for the elapsed time, empty for plain counts.
+    pub unit: String,
+    pub mean: f64,
+    /// Standard error of the mean (perf stat's `+- x%` times the mean / 100).
+    pub std_error: f64,
+    pub n: u64,
+    pub line: usize,
+}
+
+/// A file that no reader accepts, or a reader that found a malformed line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}:{line}: {message}")]
+pub struct ImportError {
+    pub path: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl ImportError {
+    pub fn new(path: &str, line: usize, message: impl Into<String>) -> ImportError {
+        ImportError {
+            path: path.into(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// One format reader: a cheap test of whether a file is its format, and its parser.
+struct Reader {
+    name: &'static str,
+    looks_like: fn(&str) -> bool,
+    parse: fn(&str, &str) -> Result<Imported, ImportError>,
+}
+
+/// The readers, tried in order; the first whose `looks_like` accepts the file parses it,
+/// and its errors are final (a malformed file of a known format is not retried as another).
+///
+/// Order matters: a `perf stat -r N -- perf bench ...` capture contains perf bench text,
+/// so perf stat comes before perf bench. The kbench export reader belongs here too (a
+/// JSON format, so before hyperfine if its detection can overlap).
+const READERS: &[Reader] = &[
+    Reader {
+        name: hyperfine::FORMAT_NAME,
+        looks_like: hyperfine::looks_like,
+        parse: hyperfine::parse,
+    },
+    Reader {
+        name: perf_stat::FORMAT_NAME,
+        looks_like: perf_stat::looks_like,
+        parse: perf_stat::parse,
+    },
+    Reader {
+        name: perf_bench::FORMAT_NAME,
+        looks_like: perf_bench::looks_like,
+        parse: perf_bench::parse,
+    },
+];
+
+/// Reads a file of another tool's output, detecting its format.
+///
+/// Detection, in order:
+/// 1. `hyperfine`: the text starts with `{` and mentions `"results"`;
+/// 2. `perf-stat`: a line starts with `Performance counter stats for` (or is a
+///    `perf stat -x` CSV row, which is rejected with an explanation);
+/// 3. `perf-bench`: a `# Running ` header or `Total time:` line, or a first non-blank
+///    line that is a bare `<sec>.<msec>` (simple format).
+///
+/// Anything else is an [`ImportError`] "not a known format" naming the formats tried.
+/// `path` is only used in error messages. A leading UTF-8 byte order mark is ignored.
+pub fn parse_file_text(path: &str, text: &str) -> Result<Imported, ImportError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match READERS.iter().find(|r| (r.looks_like)(text)) {
+        Some(reader) => (reader.parse)(path, text),
+        None => Err(unknown_format(path, text)),
+    }
+}
+
+/// The error for a file no reader accepts, pointing at its first non-blank line.
+fn unknown_format(path: &str, text: &str) -> ImportError {
+    let tried: Vec<&str> = READERS.iter().map(|r| r.name).collect();
+    let first = text.lines().position(|l| !l.trim().is_empty());
+    let (line, what) = match first {
+        Some(index) => (index + 1, "not a known format"),
+        None => (1, "empty file: not a known format"),
+    };
+    ImportError::new(path, line, format!("{what} (tried: {})", tried.join(", ")))
+}

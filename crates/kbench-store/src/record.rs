@@ -1,0 +1,57 @@
+//! From a workload's run record to the values kept for comparison.
+use crate::store::{StoredRun, Value};
+use kbench_workloads::RunRecord;
+
+fn value(metric: &str, v: f64, unit: &str, higher_is_better: bool) -> Value {
+    Value {
+        metric: metric.into(),
+        value: v,
+        unit: unit.into(),
+        higher_is_better,
+    }
+}
+
+/// The metrics compared for a run: the figure perf prints (usecs/op for per-op
+/// workloads, the total time otherwise) and the context switches behind it, which
+/// tell a scheduling change from a code-path change.
+pub fn values_of(record: &RunRecord) -> Vec<Value> {
+    let mut values = Vec::new();
+    let csw = record.rusage.total_csw() as f64;
+    match (record.usecs_per_op, record.ops) {
+        (Some(usecs), Some(ops)) if ops > 0 => {
+            values.push(value("usecs_per_op", usecs, "us/op", false));
+            values.push(value("csw_per_op", csw / ops as f64, "csw/op", false));
+        }
+        _ => {
+            values.push(value("total_sec", record.total_ns as f64 / 1e9, "s", false));
+            values.push(value("csw_total", csw, "csw", false));
+        }
+    }
+    values
+}
+
+/// A stored run from a workload's record.
+pub fn stored_run(
+    record: &RunRecord,
+    run_index: u32,
+    warmup: bool,
+    pinned_cpus: Option<String>,
+    cpus_used: String,
+) -> StoredRun {
+    StoredRun {
+        workload: record.workload.clone(),
+        params: record.params.clone(),
+        variant: record.variant.clone(),
+        run_index,
+        warmup,
+        exit_status: Some(0),
+        start_unix_ns: Some(record.start_unix_ns),
+        end_unix_ns: Some(record.end_unix_ns),
+        pinned_cpus,
+        cpus_used: Some(cpus_used),
+        rusage: serde_json::to_value(record.rusage).ok(),
+        tasks: serde_json::to_value(&record.tasks).ok(),
+        record: serde_json::to_value(record).ok(),
+        values: values_of(record),
+    }
+}

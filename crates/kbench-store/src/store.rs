@@ -1,0 +1,513 @@
+//! The run database: open and migrate, write sessions and runs, read them back.
+//!
+//! WAL and a busy timeout let two kbench processes write one database; every run is
+//! its own transaction, so a crash loses at most the run in flight.
+use crate::import::Imported;
+use crate::schema::{current_version, MIGRATIONS};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a writer waits for another to finish before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why the database could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file is not a kbench database, or is from a newer kbench: the user's input.
+    #[error("{0}")]
+    Unusable(String),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// The database path kbench uses when `--db` is absent: `$KBENCH_DB`, else
+/// `$XDG_DATA_HOME/kbench/kbench.db`, else `~/.local/share/kbench/kbench.db`.
+pub fn default_path() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(path) = var("KBENCH_DB") {
+        return PathBuf::from(path);
+    }
+    let data_home = var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data_home.join("kbench").join("kbench.db")
+}
+
+/// A new session's description.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewSession {
+    pub label: String,
+    pub kind: String,
+    pub boot_id: Option<String>,
+    pub started_unix_ns: u64,
+    pub kbench_version: String,
+    pub command_line: String,
+    pub seed: Option<u64>,
+    pub environment: Option<serde_json::Value>,
+    pub source: Option<String>,
+}
+
+/// One measured value of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Value {
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    pub workload: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub variant: String,
+    pub run_index: u32,
+    pub warmup: bool,
+    pub exit_status: Option<i32>,
+    pub start_unix_ns: Option<u64>,
+    pub end_unix_ns: Option<u64>,
+    pub pinned_cpus: Option<String>,
+    pub cpus_used: Option<String>,
+    pub rusage: Option<serde_json::Value>,
+    pub tasks: Option<serde_json::Value>,
+    pub record: Option<serde_json::Value>,
+    pub values: Vec<Value>,
+}
+
+/// A stored run with where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub session_id: i64,
+    pub label: String,
+    pub boot_id: Option<String>,
+    #[serde(flatten)]
+    pub run: StoredRun,
+}
+
+/// A stored session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRow {
+    pub id: i64,
+    pub label: String,
+    pub kind: String,
+    pub boot_id: Option<String>,
+    pub started_unix_ns: u64,
+    pub ended_unix_ns: Option<u64>,
+    pub kbench_version: String,
+    pub command_line: String,
+    pub seed: Option<u64>,
+    pub environment: Option<serde_json::Value>,
+    pub source: Option<String>,
+    pub runs: u64,
+}
+
+/// A stored summary-only result (perf stat -r).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    pub session_id: i64,
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    pub mean: f64,
+    pub std_error: f64,
+    pub n: u64,
+}
+
+/// One label at a glance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelInfo {
+    pub label: String,
+    pub sessions: u64,
+    pub runs: u64,
+    pub boots: u64,
+    pub first_unix_ns: u64,
+    pub last_unix_ns: u64,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn to_u64(v: Option<i64>) -> Option<u64> {
+    v.and_then(|v| u64::try_from(v).ok())
+}
+
+fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
+    value.as_ref().map(|v| v.to_string())
+}
+
+fn parse_json(text: Option<String>) -> Option<serde_json::Value> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+}
+
+impl Store {
+    /// Opens (creating it and its directory if needed) and migrates the database.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Unusable(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|e| unusable(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.configure().map_err(|e| unusable(path, e))?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn configure(&self) -> Result<(), rusqlite::Error> {
+        // journal_mode answers with a row; the first real read also proves the file is
+        // SQLite at all.
+        let _: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        self.conn.execute_batch(
+            "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
+        )?;
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > current_version() {
+            return Err(StoreError::Unusable(format!(
+                "{}: schema version {version} is newer than this kbench understands ({})",
+                self.path.display(),
+                current_version()
+            )));
+        }
+        if version == 0 && self.has_foreign_tables()? {
+            return Err(StoreError::Unusable(format!(
+                "{}: an SQLite database, but not a kbench one",
+                self.path.display()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    fn has_foreign_tables(&self) -> Result<bool, rusqlite::Error> {
+        let count: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(count > 0)
+    }
+
+    /// Starts a session; returns its id.
+    pub fn begin_session(&mut self, s: &NewSession) -> Result<i64, StoreError> {
+        insert_session(&self.conn, s)
+    }
+
+    /// Records the session's end time.
+    pub fn end_session(&mut self, id: i64, ended_unix_ns: u64) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE sessions SET ended_unix_ns = ?1 WHERE id = ?2",
+            params![to_i64(ended_unix_ns), id],
+        )?;
+        Ok(())
+    }
+
+    /// Stores one run and its values in one transaction.
+    pub fn insert_run(&mut self, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        let id = insert_run_tx(&tx, session_id, run)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Stores a whole imported file as one session, in one transaction: all or nothing.
+    pub fn import(&mut self, session: &NewSession, imported: &Imported) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        let session_id = insert_session(&tx, session)?;
+        for (index, run) in imported.runs.iter().enumerate() {
+            let stored = StoredRun {
+                workload: run.workload.clone(),
+                params: run.params.clone(),
+                variant: run.variant.clone(),
+                run_index: index as u32,
+                exit_status: run.exit_status,
+                values: run
+                    .values
+                    .iter()
+                    .map(|(metric, value)| Value {
+                        metric: metric.clone(),
+                        value: *value,
+                        unit: unit_of(metric).into(),
+                        higher_is_better: higher_is_better(metric),
+                    })
+                    .collect(),
+                ..StoredRun::default()
+            };
+            insert_run_tx(&tx, session_id, &stored)?;
+        }
+        for s in &imported.summaries {
+            tx.execute(
+                "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![session_id, s.workload, s.metric, s.unit, s.mean, s.std_error, to_i64(s.n)],
+            )?;
+        }
+        tx.execute(
+            "UPDATE sessions SET ended_unix_ns = started_unix_ns WHERE id = ?1",
+            params![session_id],
+        )?;
+        tx.commit()?;
+        Ok(session_id)
+    }
+
+    /// Every label with its counts, oldest first.
+    pub fn labels(&self) -> Result<Vec<LabelInfo>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
+                    min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
+             FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND r.warmup = 0
+             GROUP BY s.label ORDER BY min(s.started_unix_ns)",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(LabelInfo {
+                label: r.get(0)?,
+                sessions: r.get::<_, i64>(1)? as u64,
+                runs: r.get::<_, i64>(2)? as u64,
+                boots: r.get::<_, i64>(3)? as u64,
+                first_unix_ns: r.get::<_, i64>(4)? as u64,
+                last_unix_ns: r.get::<_, i64>(5)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether any session carries `label`.
+    pub fn has_label(&self, label: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM sessions WHERE label = ?1 LIMIT 1",
+                params![label],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// The sessions of `label`, oldest first.
+    pub fn sessions(&self, label: &str) -> Result<Vec<SessionRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.id, s.label, s.kind, s.boot_id, s.started_unix_ns, s.ended_unix_ns,
+                    s.kbench_version, s.command_line, s.seed, s.environment, s.source,
+                    (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND r.warmup = 0)
+             FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id",
+        )?;
+        let rows = stmt.query_map(params![label], |r| {
+            Ok(SessionRow {
+                id: r.get(0)?,
+                label: r.get(1)?,
+                kind: r.get(2)?,
+                boot_id: r.get(3)?,
+                started_unix_ns: r.get::<_, i64>(4)? as u64,
+                ended_unix_ns: to_u64(r.get(5)?),
+                kbench_version: r.get(6)?,
+                command_line: r.get(7)?,
+                seed: to_u64(r.get(8)?),
+                environment: parse_json(r.get(9)?),
+                source: r.get(10)?,
+                runs: r.get::<_, i64>(11)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every run of `label` (warm-ups included, flagged), in session then run order.
+    pub fn runs(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.session_id, s.label, s.boot_id, r.workload, r.params, r.variant,
+                    r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
+                    r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record
+             FROM runs r JOIN sessions s ON s.id = r.session_id
+             WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id",
+        )?;
+        let mut rows: Vec<RunRow> = stmt
+            .query_map(params![label], |r| {
+                let params_text: String = r.get(5)?;
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    session_id: r.get(1)?,
+                    label: r.get(2)?,
+                    boot_id: r.get(3)?,
+                    run: StoredRun {
+                        workload: r.get(4)?,
+                        params: serde_json::from_str(&params_text).unwrap_or_default(),
+                        variant: r.get(6)?,
+                        run_index: r.get::<_, i64>(7)? as u32,
+                        warmup: r.get::<_, i64>(8)? != 0,
+                        exit_status: r.get(9)?,
+                        start_unix_ns: to_u64(r.get(10)?),
+                        end_unix_ns: to_u64(r.get(11)?),
+                        pinned_cpus: r.get(12)?,
+                        cpus_used: r.get(13)?,
+                        rusage: parse_json(r.get(14)?),
+                        tasks: parse_json(r.get(15)?),
+                        record: parse_json(r.get(16)?),
+                        values: Vec::new(),
+                    },
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        self.attach_values(&mut rows)?;
+        Ok(rows)
+    }
+
+    fn attach_values(&self, rows: &mut [RunRow]) -> Result<(), StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT metric, value, unit, higher_is_better FROM run_values
+             WHERE run_id = ?1 ORDER BY metric",
+        )?;
+        for row in rows {
+            row.run.values = stmt
+                .query_map(params![row.id], |r| {
+                    Ok(Value {
+                        metric: r.get(0)?,
+                        value: r.get(1)?,
+                        unit: r.get(2)?,
+                        higher_is_better: r.get::<_, i64>(3)? != 0,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(())
+    }
+
+    /// The summary-only results of `label`.
+    pub fn summaries(&self, label: &str) -> Result<Vec<SummaryRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT m.session_id, m.workload, m.metric, m.unit, m.mean, m.std_error, m.n
+             FROM summaries m JOIN sessions s ON s.id = m.session_id
+             WHERE s.label = ?1 ORDER BY m.id",
+        )?;
+        let rows = stmt.query_map(params![label], |r| {
+            Ok(SummaryRow {
+                session_id: r.get(0)?,
+                workload: r.get(1)?,
+                metric: r.get(2)?,
+                unit: r.get(3)?,
+                mean: r.get(4)?,
+                std_error: r.get(5)?,
+                n: r.get::<_, i64>(6)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// `PRAGMA integrity_check`'s answer: "ok" for a sound database.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+}
+
+fn unusable(path: &Path, e: rusqlite::Error) -> StoreError {
+    StoreError::Unusable(format!(
+        "{}: not a usable kbench database ({e})",
+        path.display()
+    ))
+}
+
+fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> {
+    conn.execute(
+        "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
+                               command_line, seed, environment, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            s.label,
+            s.kind,
+            s.boot_id,
+            to_i64(s.started_unix_ns),
+            s.kbench_version,
+            s.command_line,
+            s.seed.map(to_i64),
+            json_text(&s.environment),
+            s.source,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn insert_run_tx(tx: &Transaction<'_>, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
+    let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
+    tx.execute(
+        "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup, exit_status,
+                           start_unix_ns, end_unix_ns, pinned_cpus, cpus_used, rusage, tasks, record)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            session_id,
+            run.workload,
+            params_text,
+            run.variant,
+            run.run_index,
+            run.warmup,
+            run.exit_status,
+            run.start_unix_ns.map(to_i64),
+            run.end_unix_ns.map(to_i64),
+            run.pinned_cpus,
+            run.cpus_used,
+            json_text(&run.rusage),
+            json_text(&run.tasks),
+            json_text(&run.record),
+        ],
+    )?;
+    let run_id = tx.last_insert_rowid();
+    for v in &run.values {
+        tx.execute(
+            "INSERT OR REPLACE INTO run_values (run_id, metric, value, unit, higher_is_better)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run_id, v.metric, v.value, v.unit, v.higher_is_better],
+        )?;
+    }
+    Ok(run_id)
+}
+
+/// The unit of a metric, from its name's suffix.
+pub fn unit_of(metric: &str) -> &'static str {
+    match metric {
+        m if m.ends_with("usecs_per_op") => "us/op",
+        m if m.ends_with("ops_per_sec") => "ops/s",
+        m if m.ends_with("_sec") => "s",
+        m if m.ends_with("_ns") => "ns",
+        m if m.ends_with("_bytes") => "B",
+        m if m.ends_with("_kib") => "KiB",
+        _ => "",
+    }
+}
+
+/// Whether larger is better for a metric (throughputs), from its name.
+pub fn higher_is_better(metric: &str) -> bool {
+    metric.ends_with("ops_per_sec") || metric.ends_with("_per_sec_throughput")
+}

@@ -1,0 +1,210 @@
+//! `kbench run`: the main job. Repeated, interleaved, recorded runs under a label.
+use crate::error::usage;
+use crate::runner::spec::WorkloadSpec;
+use crate::runner::{self, Plan, Stopping, WorkloadOutcome};
+use crate::session::{self, DbArgs};
+use std::time::{Duration, Instant};
+
+/// The default suite: perf's three sched benchmarks, sized for about ten minutes on
+/// two cores (about one with `--quick`).
+const SUITE: &[&str] = &["messaging:-g 10 -l 100", "pipe:-l 100000", "seccomp-notify:-l 100000"];
+const QUICK_SUITE: &[&str] = &["messaging:-g 4 -l 50", "pipe:-l 20000", "seccomp-notify:-l 20000"];
+const DEFAULT_RUNS: u32 = 80;
+const QUICK_RUNS: u32 = 25;
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Workloads: `pipe`, `pipe:-l 100000 --pingpong`, `messaging:-g 4`, ...
+    /// [default: messaging, pipe and seccomp-notify]
+    pub workloads: Vec<String>,
+    /// The label these runs are stored under (a kernel, a patch).
+    #[arg(long)]
+    pub label: String,
+    /// Measured runs per workload [default: 80, or 25 with --quick].
+    #[arg(long, conflicts_with = "precision")]
+    pub runs: Option<u32>,
+    /// Repeat until the 95% CI of each median is within ±PCT percent.
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+    /// Time limit for --precision, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    pub max_time: f64,
+    /// Warm-up runs per workload, recorded and excluded from statistics.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Smaller workloads and fewer runs: about a minute on two cores.
+    #[arg(long)]
+    pub quick: bool,
+    /// Pin every run: a cpulist (`0-3,6`) or a class (`class:big`, `class:Cortex-A72`).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Seed of the run order [default: from the clock; recorded either way].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    session::check_label(&args.label)?;
+    let plan = plan(&args)?;
+    let mut store = args.db.open()?;
+    let new = session::new_session(&args.label, "run", Some(plan.seed));
+    let session_id = store.begin_session(&new).map_err(session::store_error)?;
+    let started = Instant::now();
+    let outcomes = runner::execute(&mut store, session_id, &plan)?;
+    store
+        .end_session(session_id, session::unix_now_ns())
+        .map_err(session::store_error)?;
+    print!(
+        "{}",
+        summary(&args.label, session_id, &plan, &outcomes, started.elapsed(), &args.db)
+    );
+    let any_failed = outcomes.iter().any(|o| !o.failures.is_empty());
+    Ok(i32::from(any_failed))
+}
+
+fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
+    let texts: Vec<String> = if args.workloads.is_empty() {
+        let suite = if args.quick { QUICK_SUITE } else { SUITE };
+        suite.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.workloads.clone()
+    };
+    let specs = texts
+        .iter()
+        .map(|t| WorkloadSpec::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .or_else(usage)?;
+    let stopping = stopping(args)?;
+    let cpus = match &args.cpus {
+        Some(spec) => Some(resolve_cpus(spec)?),
+        None => None,
+    };
+    Ok(Plan {
+        specs,
+        stopping,
+        warmup: args.warmup,
+        cpus,
+        seed: args.seed.unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id())),
+    })
+}
+
+fn stopping(args: &RunArgs) -> anyhow::Result<Stopping> {
+    if let Some(pct) = args.precision {
+        if !(pct > 0.0 && pct < 100.0) || !(args.max_time > 0.0 && args.max_time.is_finite()) {
+            return usage("--precision takes a percentage in (0, 100) and --max-time a positive number of seconds");
+        }
+        return Ok(Stopping::Precision {
+            pct,
+            min_runs: 5,
+            max_time: Duration::from_secs_f64(args.max_time),
+        });
+    }
+    let runs = args
+        .runs
+        .unwrap_or(if args.quick { QUICK_RUNS } else { DEFAULT_RUNS });
+    if runs == 0 {
+        return usage("--runs must be at least 1");
+    }
+    Ok(Stopping::Runs(runs))
+}
+
+/// Resolves `--cpus` to a cpulist on this machine (classes included).
+pub fn resolve_cpus(spec: &str) -> anyhow::Result<String> {
+    let root = kbench_sys::Sysroot::from_env();
+    let topology = kbench_sys::Topology::read(&root).or_else(|e| usage(e.to_string()))?;
+    let cpus = topology
+        .resolve_cpus(spec)
+        .or_else(|e| usage(format!("--cpus {spec}: {e}")))?;
+    Ok(kbench_sys::format_cpulist(&cpus))
+}
+
+/// The closing table: per workload n, median, CI of the median, CV and warnings.
+fn summary(
+    label: &str,
+    session_id: i64,
+    plan: &Plan,
+    outcomes: &[WorkloadOutcome],
+    elapsed: Duration,
+    db: &DbArgs,
+) -> String {
+    let runs: usize = outcomes.iter().map(|o| o.values.len()).sum();
+    let mut out = format!(
+        "kbench run: label {label}, session {session_id}, {runs} runs in {:.1} s, seed {}{}\n\n",
+        elapsed.as_secs_f64(),
+        plan.seed,
+        plan.cpus
+            .as_ref()
+            .map(|c| format!(", pinned to CPUs {c}"))
+            .unwrap_or_default()
+    );
+    out.push_str(&format!(
+        "{:<24} {:>4} {:>11} {:>8} {:>6}  {}\n",
+        "workload", "n", "median", "CI95 ±%", "CV%", "unit"
+    ));
+    for o in outcomes {
+        out.push_str(&summary_row(o));
+    }
+    let notes: Vec<String> = outcomes.iter().flat_map(warnings).collect();
+    if !notes.is_empty() {
+        out.push('\n');
+        for note in notes {
+            out.push_str(&format!("  {note}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "\nstored in {}; compare with: kbench compare BASE {label}\n",
+        db.path().display()
+    ));
+    out
+}
+
+fn summary_row(o: &WorkloadOutcome) -> String {
+    let d = kbench_stats::describe(&o.values);
+    let fmt = |v: Option<f64>, prec: usize| v.map(|v| format!("{v:.prec$}")).unwrap_or_else(|| "-".into());
+    let mut name = o.spec.clone();
+    if name.len() > 24 {
+        name.truncate(23);
+        name.push('~');
+    }
+    format!(
+        "{:<24} {:>4} {:>11} {:>8} {:>6}  {}\n",
+        name,
+        d.n,
+        fmt(d.median, 4),
+        fmt(o.precision_pct(), 2),
+        fmt(d.cv_pct, 2),
+        o.unit
+    )
+}
+
+/// Noise warnings for one workload, each naming the runs it concerns.
+fn warnings(o: &WorkloadOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !o.failures.is_empty() {
+        notes.push(format!("{}: {} failed run(s), not counted", o.spec, o.failures.len()));
+    }
+    if o.values.len() < 5 {
+        return notes;
+    }
+    let outliers = kbench_stats::mad_outliers(&o.values);
+    if !outliers.is_empty() {
+        let runs: Vec<String> = outliers.iter().map(|i| (i + 1).to_string()).collect();
+        notes.push(format!("{}: outlier runs {} (kept)", o.spec, runs.join(", ")));
+    }
+    if kbench_stats::bimodality(&o.values).bimodal {
+        notes.push(format!("{}: bimodal: two populations of runs", o.spec));
+    }
+    if let Some(drift) = kbench_stats::drift(&o.values) {
+        if drift.p_value < 0.05 {
+            notes.push(format!("{}: drifts over the session (Mann-Kendall p={:.3})", o.spec, drift.p_value));
+        }
+    }
+    if let Some(cv) = kbench_stats::describe(&o.values).cv_pct {
+        if cv > 10.0 {
+            notes.push(format!("{}: noisy, CV {cv:.1}%: see kbench env", o.spec));
+        }
+    }
+    notes
+}

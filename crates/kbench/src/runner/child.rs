@@ -1,0 +1,193 @@
+//! Every run in a fresh child process: a workload through `kbench bench --json`, or
+//! any command, timed as a whole with the child's own rusage (wait4).
+use super::spec::WorkloadSpec;
+use kbench_store::{StoredRun, Value};
+use kbench_workloads::RunRecord;
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Runs one workload in a fresh `kbench bench` process, pinned to `cpus` if given.
+pub fn run_workload(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<RunRecord, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find kbench itself: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("bench").arg("--json");
+    if let Some(cpus) = cpus {
+        cmd.arg("--cpus").arg(cpus);
+    }
+    cmd.arg("sched").arg(spec.workload.name).args(&spec.args);
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start kbench bench: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let reason = stderr.lines().last().unwrap_or("no message").to_string();
+        return Err(format!("{} failed ({}): {reason}", spec.display(), out.status));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{}: unreadable run record: {e}", spec.display()))
+}
+
+/// What a command did, measured from outside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRun {
+    pub wall_ns: u64,
+    pub user_us: u64,
+    pub sys_us: u64,
+    pub max_rss_kib: u64,
+    pub voluntary_csw: u64,
+    pub involuntary_csw: u64,
+    /// Exit code, or 128 + signal when killed.
+    pub exit_status: i32,
+    pub start_unix_ns: u64,
+    pub end_unix_ns: u64,
+}
+
+fn unix_now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Runs `argv` (no shell) once; its output goes to ours only when `show_output`.
+pub fn run_command(argv: &[String], show_output: bool, cpus: Option<&[u32]>) -> Result<CommandRun, String> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| "no command given".to_string())?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::null());
+    if !show_output {
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    let start_unix_ns = unix_now_ns();
+    let started = Instant::now();
+    let child = pin_and_spawn(&mut cmd, cpus).map_err(|e| format!("cannot run '{program}': {e}"))?;
+    let (status, usage) = wait4(child.id() as libc::pid_t)
+        .map_err(|e| format!("waiting for '{program}': {e}"))?;
+    let wall_ns = started.elapsed().as_nanos() as u64;
+    // The child was reaped by wait4; dropping the handle does not wait again.
+    drop(child);
+    let tv_us = |t: libc::timeval| (t.tv_sec as u64) * 1_000_000 + t.tv_usec as u64;
+    Ok(CommandRun {
+        wall_ns,
+        user_us: tv_us(usage.ru_utime),
+        sys_us: tv_us(usage.ru_stime),
+        max_rss_kib: usage.ru_maxrss as u64,
+        voluntary_csw: usage.ru_nvcsw as u64,
+        involuntary_csw: usage.ru_nivcsw as u64,
+        exit_status: decode_status(status),
+        start_unix_ns,
+        end_unix_ns: unix_now_ns(),
+    })
+}
+
+/// Spawns with the affinity applied to ourselves around the spawn: the child inherits
+/// it, and no code runs between fork and exec.
+fn pin_and_spawn(cmd: &mut Command, cpus: Option<&[u32]>) -> std::io::Result<std::process::Child> {
+    let Some(cpus) = cpus else {
+        return cmd.spawn();
+    };
+    let previous = rustix::thread::sched_getaffinity(None)?;
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu as usize);
+    }
+    rustix::thread::sched_setaffinity(None, &set)?;
+    let child = cmd.spawn();
+    rustix::thread::sched_setaffinity(None, &previous)?;
+    child
+}
+
+fn decode_status(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        -1
+    }
+}
+
+fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
+    loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data; wait4 writes `status` and `usage`, both live.
+        let (rc, usage) = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            let rc = libc::wait4(pid, &mut status, 0, &mut usage);
+            (rc, usage)
+        };
+        if rc == pid {
+            return Ok((status, usage));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// The stored form of a command run.
+pub fn stored_command_run(
+    argv: &[String],
+    run: &CommandRun,
+    run_index: u32,
+    warmup: bool,
+    pinned_cpus: Option<String>,
+) -> StoredRun {
+    let value = |metric: &str, v: f64, unit: &str| Value {
+        metric: metric.into(),
+        value: v,
+        unit: unit.into(),
+        higher_is_better: false,
+    };
+    StoredRun {
+        workload: "command".into(),
+        params: BTreeMap::from([(
+            "command".to_string(),
+            serde_json::Value::from(shell_join(argv)),
+        )]),
+        variant: "exec".into(),
+        run_index,
+        warmup,
+        exit_status: Some(run.exit_status),
+        start_unix_ns: Some(run.start_unix_ns),
+        end_unix_ns: Some(run.end_unix_ns),
+        pinned_cpus,
+        cpus_used: None,
+        rusage: Some(serde_json::json!({
+            "voluntary_csw": run.voluntary_csw,
+            "involuntary_csw": run.involuntary_csw,
+            "user_us": run.user_us,
+            "sys_us": run.sys_us,
+            "max_rss_kib": run.max_rss_kib,
+        })),
+        tasks: None,
+        record: None,
+        values: vec![
+            value("wall_sec", run.wall_ns as f64 / 1e9, "s"),
+            value("user_sec", run.user_us as f64 / 1e6, "s"),
+            value("sys_sec", run.sys_us as f64 / 1e6, "s"),
+            value("max_rss_kib", run.max_rss_kib as f64, "KiB"),
+        ],
+    }
+}
+
+/// Words joined so that a shell would split them back the same way.
+pub fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

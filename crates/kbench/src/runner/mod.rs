@@ -1,0 +1,172 @@
+//! The main job: repeated runs, warm-up first, workloads interleaved in randomized
+//! blocks, each run in a fresh process and stored in its own transaction.
+pub mod child;
+pub mod progress;
+pub mod spec;
+
+use crate::runner::progress::Progress;
+use kbench_store::Store;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use spec::WorkloadSpec;
+use std::time::{Duration, Instant};
+
+/// When to stop repeating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stopping {
+    /// Exactly this many measured runs per workload.
+    Runs(u32),
+    /// Until the 95% CI of the median is within ±`pct`% for every workload, with at
+    /// least `min_runs` and at most `max_time` in all.
+    Precision {
+        pct: f64,
+        min_runs: u32,
+        max_time: Duration,
+    },
+}
+
+/// Everything that decides what runs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub specs: Vec<WorkloadSpec>,
+    pub stopping: Stopping,
+    pub warmup: u32,
+    /// The cpulist every run is pinned to, if any.
+    pub cpus: Option<String>,
+    pub seed: u64,
+}
+
+/// What happened to one workload.
+#[derive(Debug, Clone)]
+pub struct WorkloadOutcome {
+    pub spec: String,
+    pub metric: String,
+    pub unit: String,
+    /// The primary metric of each measured run, in run order.
+    pub values: Vec<f64>,
+    pub failures: Vec<String>,
+}
+
+impl WorkloadOutcome {
+    /// Half-width of the 95% CI of the median, as a percentage of the median.
+    pub fn precision_pct(&self) -> Option<f64> {
+        let sorted = kbench_stats::descriptive::sorted_copy(&self.values);
+        let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
+        let median = ci.estimate;
+        (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
+    }
+}
+
+/// Runs the plan, storing every run under `session_id`.
+pub fn execute(store: &mut Store, session_id: i64, plan: &Plan) -> anyhow::Result<Vec<WorkloadOutcome>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(plan.seed);
+    let mut outcomes: Vec<WorkloadOutcome> = plan
+        .specs
+        .iter()
+        .map(|s| WorkloadOutcome {
+            spec: s.display(),
+            metric: String::new(),
+            unit: String::new(),
+            values: Vec::new(),
+            failures: Vec::new(),
+        })
+        .collect();
+    let mut progress = Progress::new(plan);
+    let started = Instant::now();
+    let mut next_index = vec![0u32; plan.specs.len()];
+    for _ in 0..plan.warmup {
+        for w in shuffled(plan.specs.len(), &mut rng) {
+            progress.start_run(&plan.specs[w], "warm-up");
+            run_and_store(store, session_id, plan, w, &mut next_index[w], true, &mut outcomes[w])?;
+        }
+    }
+    loop {
+        let pending: Vec<usize> = (0..plan.specs.len())
+            .filter(|&w| !is_done(&outcomes[w], plan.stopping))
+            .collect();
+        if pending.is_empty() || out_of_time(plan.stopping, started) {
+            break;
+        }
+        for w in shuffled(plan.specs.len(), &mut rng) {
+            if !pending.contains(&w) {
+                continue;
+            }
+            let label = format!("run {}", outcomes[w].values.len() + 1);
+            progress.start_run(&plan.specs[w], &label);
+            run_and_store(store, session_id, plan, w, &mut next_index[w], false, &mut outcomes[w])?;
+        }
+        if outcomes.iter().all(|o| o.values.is_empty() && o.failures.len() >= 3) {
+            anyhow::bail!("every workload failed three times; stopping: {}", outcomes[0].failures[0]);
+        }
+    }
+    progress.finish();
+    Ok(outcomes)
+}
+
+fn shuffled(n: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(rng);
+    order
+}
+
+fn is_done(outcome: &WorkloadOutcome, stopping: Stopping) -> bool {
+    // A workload that keeps failing is done: its failures are reported.
+    if outcome.failures.len() >= 3 && outcome.values.is_empty() {
+        return true;
+    }
+    match stopping {
+        Stopping::Runs(n) => outcome.values.len() as u32 + outcome.failures.len() as u32 >= n,
+        Stopping::Precision { pct, min_runs, .. } => {
+            outcome.values.len() as u32 >= min_runs
+                && outcome.precision_pct().is_some_and(|p| p <= pct)
+        }
+    }
+}
+
+fn out_of_time(stopping: Stopping, started: Instant) -> bool {
+    matches!(stopping, Stopping::Precision { max_time, .. } if started.elapsed() >= max_time)
+}
+
+fn run_and_store(
+    store: &mut Store,
+    session_id: i64,
+    plan: &Plan,
+    w: usize,
+    next_index: &mut u32,
+    warmup: bool,
+    outcome: &mut WorkloadOutcome,
+) -> anyhow::Result<()> {
+    let spec = &plan.specs[w];
+    match child::run_workload(spec, plan.cpus.as_deref()) {
+        Ok(record) => {
+            let cpus_used = kbench_sys::format_cpulist(&record.cpus_used);
+            let stored =
+                kbench_store::record::stored_run(&record, *next_index, warmup, plan.cpus.clone(), cpus_used);
+            let primary = stored.values.first().cloned();
+            store.insert_run(session_id, &stored).map_err(crate::session::store_error)?;
+            if let (false, Some(primary)) = (warmup, primary) {
+                outcome.metric = primary.metric;
+                outcome.unit = primary.unit;
+                outcome.values.push(primary.value);
+            }
+        }
+        Err(message) => {
+            let failed = kbench_store::StoredRun {
+                workload: spec.workload.key(),
+                variant: "failed".into(),
+                run_index: *next_index,
+                warmup,
+                exit_status: Some(1),
+                pinned_cpus: plan.cpus.clone(),
+                record: Some(serde_json::json!({ "error": message, "spec": spec.display() })),
+                ..Default::default()
+            };
+            store.insert_run(session_id, &failed).map_err(crate::session::store_error)?;
+            eprintln!("kbench: {message}");
+            outcome.failures.push(message);
+        }
+    }
+    *next_index += 1;
+    Ok(())
+}

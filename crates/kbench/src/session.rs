@@ -1,0 +1,82 @@
+//! Opening the database and starting a session with everything about this boot.
+use crate::error::UsageError;
+use kbench_store::{NewSession, Store, StoreError};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The `--db` option every database command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArgs {
+    /// The run database [default: $KBENCH_DB, else $XDG_DATA_HOME/kbench/kbench.db,
+    /// else ~/.local/share/kbench/kbench.db]
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    pub fn path(&self) -> PathBuf {
+        self.db.clone().unwrap_or_else(kbench_store::default_path)
+    }
+
+    pub fn open(&self) -> anyhow::Result<Store> {
+        open_store(&self.path())
+    }
+}
+
+pub fn open_store(path: &Path) -> anyhow::Result<Store> {
+    Store::open(path).map_err(store_error)
+}
+
+/// A database the user pointed at that cannot be used is their input error.
+pub fn store_error(e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::Unusable(message) => UsageError(message).into(),
+        other => anyhow::Error::new(other),
+    }
+}
+
+pub fn unix_now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// The command line as the user typed it (quoted where needed).
+pub fn command_line() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    crate::runner::child::shell_join(&args)
+}
+
+/// A session for `label` with this boot's id and environment snapshot.
+pub fn new_session(label: &str, kind: &str, seed: Option<u64>) -> NewSession {
+    let root = kbench_sys::Sysroot::from_env();
+    let snapshot = kbench_sys::EnvSnapshot::capture(&root);
+    NewSession {
+        label: label.to_string(),
+        kind: kind.to_string(),
+        boot_id: snapshot.boot_id.clone(),
+        started_unix_ns: unix_now_ns(),
+        kbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: command_line(),
+        seed,
+        environment: serde_json::to_value(&snapshot).ok(),
+        source: None,
+    }
+}
+
+/// Labels name sides in reports and shell commands: keep them simple.
+pub fn check_label(label: &str) -> anyhow::Result<()> {
+    let ok = !label.is_empty()
+        && label.len() <= 128
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:/".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        crate::error::usage(format!(
+            "bad label '{label}': use 1-128 letters, digits and - _ . + @ : /"
+        ))
+    }
+}
