@@ -8,6 +8,7 @@ use crate::diagnostics::{bimodality, drift, mad_outliers, Bimodality, Drift};
 use crate::ks::ks_two_sample;
 use crate::parametric::{fieller_ratio_ci, welch, welch_from_moments};
 use crate::rank::{hodges_lehmann_with, mann_whitney_with, PMethod};
+use crate::special::is_positive;
 use crate::special::{normal_quantile, t_quantile};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -590,7 +591,7 @@ fn core_comparison(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale) ->
         Scale::Log => 1.0,
         Scale::Linear => median(a).abs(),
     };
-    if !(reference > 0.0) {
+    if !is_positive(reference) {
         return None; // a relative shift needs a non-zero A median
     }
     let est = estimate(a, b, scale, reference, opts.alpha)?;

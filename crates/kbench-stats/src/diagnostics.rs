@@ -2,6 +2,7 @@
 
 use crate::descriptive::{mad_sorted, mean, quantile_sorted, sample_sd, sorted_copy};
 use crate::rank::PMethod;
+use crate::special::is_positive;
 use crate::special::normal_sf;
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +34,7 @@ pub fn mad_outliers(values: &[f64]) -> Vec<usize> {
                     .collect::<Vec<_>>(),
             )
     };
-    if !(scale > 0.0) {
+    if !is_positive(scale) {
         return Vec::new();
     }
     values
@@ -141,7 +142,7 @@ fn mvalue(sorted: &[f64]) -> f64 {
     let range = max - min;
     let sd = sample_sd(&kept).unwrap_or(0.0);
     let mut bin_width = 3.5 * sd / (kept.len() as f64).cbrt();
-    if !(bin_width > 0.0) || !(range > 0.0) {
+    if !is_positive(bin_width) || !is_positive(range) {
         return 2.0; // a single spike is one mode
     }
     let mut best: f64 = 0.0;
@@ -179,7 +180,7 @@ fn gap_rule(sorted: &[f64]) -> (bool, Option<f64>) {
                 (0, 0.0f64),
                 |best, (i, g)| if *g > best.1 { (i, *g) } else { best },
             );
-    if index == 0 || !(largest > 0.0) {
+    if index == 0 || !is_positive(largest) {
         return (false, None);
     }
     let ratio = if median_gap > 0.0 {
@@ -326,7 +327,7 @@ pub fn mann_kendall(y: &[f64]) -> Option<(f64, f64, PMethod)> {
         .map(|&t| (t * (t - 1) * (2 * t + 5)) as f64)
         .sum();
     let var = (nf * (nf - 1.0) * (2.0 * nf + 5.0) - tie_correction) / 18.0;
-    if !(var > 0.0) || s == 0.0 {
+    if !is_positive(var) || s == 0.0 {
         return Some((s, 1.0, PMethod::Normal));
     }
     let z = (s.abs() - 1.0) / var.sqrt();

@@ -4,6 +4,11 @@
 
 use std::f64::consts::{PI, SQRT_2};
 
+/// x > 0, false for NaN (written as a function so "not positive" reads clearly).
+pub(crate) fn is_positive(x: f64) -> bool {
+    x > 0.0
+}
+
 /// Natural log of the gamma function, Lanczos approximation (g = 7, 9 terms; Press et al.,
 /// "Numerical Recipes", 3rd ed., §6.1), about 1e-15 relative accuracy for x > 0.
 pub fn ln_gamma(x: f64) -> f64 {
@@ -244,7 +249,7 @@ fn beta_continued_fraction(a: f64, b: f64, x: f64) -> f64 {
 
 /// Upper tail of Student's t with `df` degrees of freedom, P(T > t).
 pub fn t_sf(t: f64, df: f64) -> f64 {
-    if t.is_nan() || !(df > 0.0) {
+    if t.is_nan() || !is_positive(df) {
         return f64::NAN;
     }
     if t.is_infinite() {
@@ -268,7 +273,7 @@ pub fn t_pdf(t: f64, df: f64) -> f64 {
 /// [`t_sf`] from the normal quantile: a step leaving the bracket is replaced by bisection,
 /// so it always converges (usually in 3 to 6 steps).
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if !(p > 0.0 && p < 1.0) || !(df > 0.0) {
+    if !(p > 0.0 && p < 1.0 && is_positive(df)) {
         return f64::NAN;
     }
     if p < 0.5 {

@@ -1,4 +1,5 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
+mod analysis;
 mod cmd;
 mod error;
 mod runner;
@@ -18,6 +19,8 @@ struct Cli {
 enum Command {
     /// The main job: repeated, interleaved runs recorded under a label.
     Run(cmd::run::RunArgs),
+    /// The verdict: BASE against NEW, per workload and metric.
+    Compare(cmd::compare::CompareArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
     Bench(cmd::bench::BenchArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Compare(args) => cmd::compare::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::Env(args) => cmd::env::run(args),
     };

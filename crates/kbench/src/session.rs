@@ -44,7 +44,10 @@ pub fn unix_now_ns() -> u64 {
 
 /// The command line as the user typed it (quoted where needed).
 pub fn command_line() -> String {
-    let args: Vec<String> = std::env::args().collect();
+    // argv[0] may be a build path; the command to give a reader is `kbench`.
+    let args: Vec<String> = std::iter::once("kbench".to_string())
+        .chain(std::env::args().skip(1))
+        .collect();
     crate::runner::child::shell_join(&args)
 }
 

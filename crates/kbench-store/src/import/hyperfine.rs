@@ -51,7 +51,8 @@ struct CommandResult {
 #[serde(untagged)]
 enum PerRunOrMean {
     PerRun(Vec<f64>),
-    Mean(f64),
+    /// Accepted so that hyperfine 1.15's files parse; the value is not needed.
+    Mean(#[allow(dead_code)] f64),
 }
 
 /// Reads a hyperfine JSON export into one run per measured time.

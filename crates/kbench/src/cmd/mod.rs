@@ -1,5 +1,6 @@
 //! One module per subcommand; `main.rs` only wires them to clap.
 pub mod bench;
+pub mod compare;
 pub mod env;
 pub mod run;
 pub mod stat;

@@ -1,0 +1,50 @@
+//! One CSV line per row, RFC 4180 quoting, for spreadsheets and scripts.
+use super::{CompareFormat, CompareReport};
+
+pub struct CsvFormat;
+
+const HEADER: &str = "base,new,workload,metric,unit,params,variant,n_a,n_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,verdict,runs_needed,diagnostics";
+
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn number<T: ToString>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+impl CompareFormat for CsvFormat {
+    fn render(&self, r: &CompareReport) -> String {
+        let mut out = format!("{HEADER}\n");
+        for row in &r.rows {
+            let fields = [
+                field(&r.base),
+                field(&r.new),
+                field(&row.workload),
+                field(&row.metric),
+                field(&row.unit),
+                field(&row.params),
+                field(&row.variant),
+                row.n_a.to_string(),
+                row.n_b.to_string(),
+                number(row.median_a),
+                number(row.median_b),
+                number(row.shift_pct),
+                number(row.ci_low_pct),
+                number(row.ci_high_pct),
+                number(row.p_value),
+                number(row.q_value),
+                field(&row.verdict),
+                number(row.runs_needed),
+                field(&row.diagnostics.join("; ")),
+            ];
+            out.push_str(&fields.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}

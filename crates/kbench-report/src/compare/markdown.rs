@@ -1,0 +1,65 @@
+//! A Markdown table, for a pull request or a wiki page.
+use super::{figure, p_text, percent, CompareFormat, CompareReport};
+
+pub struct MarkdownFormat;
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+impl CompareFormat for MarkdownFormat {
+    fn render(&self, r: &CompareReport) -> String {
+        let mut out = format!(
+            "**{}** ({} runs) vs **{}** ({} runs), delta {}%\n\n",
+            cell(&r.base),
+            r.base_runs,
+            cell(&r.new),
+            r.new_runs,
+            r.delta_pct
+        );
+        out.push_str("| workload | metric | params | n | median base | median new | change | 95% CI | p | verdict |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+        for row in &r.rows {
+            out.push_str(&format!(
+                "| {} | {} ({}) | {} [{}] | {}/{} | {} | {} | {} | {} .. {} | {} | {} |\n",
+                cell(&row.workload),
+                cell(&row.metric),
+                cell(&row.unit),
+                cell(&row.params),
+                cell(&row.variant),
+                row.n_a,
+                row.n_b,
+                figure(row.median_a),
+                figure(row.median_b),
+                percent(row.shift_pct),
+                percent(row.ci_low_pct),
+                percent(row.ci_high_pct),
+                p_text(row.p_value),
+                row.verdict
+            ));
+        }
+        let lists = [
+            ("Diagnostics", r.rows.iter().flat_map(|row| row.diagnostics.iter().map(move |d| format!("{} {}: {d}", row.workload, row.metric))).collect::<Vec<_>>()),
+            ("Not compared", r.not_compared.clone()),
+            ("Environment differences", r.environment_differences.iter().map(|d| format!("{}: `{}` → `{}`", d.key, d.base, d.new)).collect()),
+            ("Notes", r.notes.clone()),
+        ];
+        for (title, items) in lists {
+            if !items.is_empty() {
+                out.push_str(&format!("\n**{title}**\n\n"));
+                for item in items {
+                    out.push_str(&format!("- {}\n", item));
+                }
+            }
+        }
+        if !r.reproduce.is_empty() {
+            out.push_str("\n```sh\n");
+            for line in &r.reproduce {
+                out.push_str(line);
+                out.push('\n');
+            }
+            out.push_str("```\n");
+        }
+        out
+    }
+}
