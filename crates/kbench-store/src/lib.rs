@@ -1,4 +1,5 @@
 //! kbench's run database (SQLite) and the importers and exporters around it.
+pub mod export;
 pub mod import;
 pub mod record;
 pub mod schema;
@@ -6,5 +7,5 @@ pub mod store;
 
 pub use store::{
     default_path, LabelInfo, NewSession, RunRow, SessionRow, Store, StoreError, StoredRun,
-    SummaryRow, Value,
+    SessionWithRuns, SummaryRow, Value,
 };

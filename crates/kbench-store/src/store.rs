@@ -119,6 +119,15 @@ pub struct SummaryRow {
     pub n: u64,
 }
 
+/// A session with everything in it, as exported and imported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionWithRuns {
+    pub session: NewSession,
+    pub ended_unix_ns: Option<u64>,
+    pub runs: Vec<StoredRun>,
+    pub summaries: Vec<SummaryRow>,
+}
+
 /// One label at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelInfo {
@@ -281,6 +290,35 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(session_id)
+    }
+
+    /// Stores whole sessions with their runs and summaries in one transaction (the
+    /// import of a kbench export): all or nothing.
+    pub fn insert_sessions(&mut self, sessions: &[SessionWithRuns]) -> Result<Vec<i64>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut ids = Vec::new();
+        for s in sessions {
+            let id = insert_session(&tx, &s.session)?;
+            if let Some(ended) = s.ended_unix_ns {
+                tx.execute(
+                    "UPDATE sessions SET ended_unix_ns = ?1 WHERE id = ?2",
+                    params![to_i64(ended), id],
+                )?;
+            }
+            for run in &s.runs {
+                insert_run_tx(&tx, id, run)?;
+            }
+            for m in &s.summaries {
+                tx.execute(
+                    "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![id, m.workload, m.metric, m.unit, m.mean, m.std_error, to_i64(m.n)],
+                )?;
+            }
+            ids.push(id);
+        }
+        tx.commit()?;
+        Ok(ids)
     }
 
     /// Every label with its counts, oldest first.

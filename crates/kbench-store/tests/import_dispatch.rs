@@ -3,7 +3,10 @@ use kbench_store::import::parse_file_text;
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/import/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/import/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -22,8 +25,8 @@ fn every_captured_fixture_is_detected_as_its_format() {
             "perf" if name.starts_with("perf_stat") => "perf-stat",
             _ => "perf-bench",
         };
-        let imported = parse_file_text(&name, &fixture(&name))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let imported =
+            parse_file_text(&name, &fixture(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(imported.source_format, expected, "{name}");
         checked += 1;
     }
@@ -34,8 +37,16 @@ fn every_captured_fixture_is_detected_as_its_format() {
 fn unknown_content_names_the_formats_tried_and_its_first_line() {
     let err = parse_file_text("notes.txt", "\n\nhello world\n").expect_err("unknown");
     assert_eq!((err.path.as_str(), err.line), ("notes.txt", 3));
-    assert!(err.message.contains("not a known format"), "{}", err.message);
-    assert!(err.message.contains("hyperfine, perf-stat, perf-bench"), "{}", err.message);
+    assert!(
+        err.message.contains("not a known format"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("hyperfine, perf-stat, perf-bench"),
+        "{}",
+        err.message
+    );
     assert_eq!(
         err.to_string(),
         "notes.txt:3: not a known format (tried: hyperfine, perf-stat, perf-bench)"
@@ -46,7 +57,11 @@ fn unknown_content_names_the_formats_tried_and_its_first_line() {
 fn empty_files_and_other_json_are_not_known_formats() {
     for text in ["", "\n  \n", "{\"runs\": []}", "[1, 2]"] {
         let err = parse_file_text("x", text).expect_err(text);
-        assert!(err.message.contains("not a known format"), "{text:?}: {}", err.message);
+        assert!(
+            err.message.contains("not a known format"),
+            "{text:?}: {}",
+            err.message
+        );
         assert_eq!(err.line, 1);
     }
 }

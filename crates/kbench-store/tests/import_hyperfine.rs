@@ -4,7 +4,10 @@ use kbench_store::import::{hyperfine, parse_file_text, ImportedRun};
 use serde_json::json;
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/import/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/import/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -42,7 +45,10 @@ fn parameters_join_the_command_in_params() {
     assert_eq!(runs.len(), 6);
     assert_eq!(runs[0].params["loops"], json!("1000"));
     assert_eq!(runs[5].params["loops"], json!("2000"));
-    assert_eq!(runs[5].params["command"], json!("perf bench -f simple sched pipe -l 2000"));
+    assert_eq!(
+        runs[5].params["command"],
+        json!("perf bench -f simple sched pipe -l 2000")
+    );
     assert_eq!((runs[0].line, runs[5].line), (3, 26));
 }
 
@@ -50,7 +56,10 @@ fn parameters_join_the_command_in_params() {
 fn exit_codes_become_exit_statuses() {
     let runs = runs_of(&fixture("hyperfine_failing.json"));
     let statuses: Vec<Option<i32>> = runs.iter().map(|r| r.exit_status).collect();
-    assert_eq!(statuses, [Some(3), Some(3), Some(3), Some(0), Some(0), Some(0)]);
+    assert_eq!(
+        statuses,
+        [Some(3), Some(3), Some(3), Some(0), Some(0), Some(0)]
+    );
     assert_eq!(runs[0].params["command"], json!("sh -c \"exit 3\""));
 }
 
@@ -87,8 +96,16 @@ fn a_truncated_file_reports_the_line_serde_json_stops_at() {
     let cut: String = full.lines().take(12).map(|l| format!("{l}\n")).collect();
     let err = parse_file_text("cut.json", &cut).expect_err("truncated");
     assert_eq!(err.line, 13, "EOF after line 12's newline");
-    assert!(err.message.contains("invalid hyperfine JSON"), "{}", err.message);
-    assert!(!err.message.contains(" at line "), "the line is not repeated: {}", err.message);
+    assert!(
+        err.message.contains("invalid hyperfine JSON"),
+        "{}",
+        err.message
+    );
+    assert!(
+        !err.message.contains(" at line "),
+        "the line is not repeated: {}",
+        err.message
+    );
 }
 
 #[test]

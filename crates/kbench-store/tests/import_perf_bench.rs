@@ -5,7 +5,10 @@ use serde_json::json;
 use std::process::Command;
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/import/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/import/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -172,7 +175,10 @@ fn an_unparsable_total_time_is_reported_on_its_line() {
     let text = fixture("perf_bench_messaging.txt").replace("0.084", "0.0x4");
     let (line, message) = error_of(&text);
     assert_eq!(line, 5);
-    assert!(message.contains("Total time") && message.contains("0.0x4"), "{message}");
+    assert!(
+        message.contains("Total time") && message.contains("0.0x4"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -224,7 +230,10 @@ fn perf_output(args: &[&str]) -> Option<String> {
         eprintln!("skipping: /usr/bin/perf is not installed");
         return None;
     }
-    let out = Command::new("/usr/bin/perf").args(args).output().expect("perf runs");
+    let out = Command::new("/usr/bin/perf")
+        .args(args)
+        .output()
+        .expect("perf runs");
     assert!(out.status.success(), "perf {args:?}: {out:?}");
     Some(String::from_utf8(out.stdout).expect("utf-8"))
 }

@@ -4,14 +4,20 @@ use kbench_store::import::{parse_file_text, perf_stat, ImportedSummary};
 use std::process::Command;
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/import/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/import/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn summaries_of(text: &str) -> Vec<ImportedSummary> {
     let imported = parse_file_text("stat.txt", text).expect("parses");
     assert_eq!(imported.source_format, "perf-stat");
-    assert!(imported.runs.is_empty(), "the measured command's output is not read");
+    assert!(
+        imported.runs.is_empty(),
+        "the measured command's output is not read"
+    );
     imported.summaries
 }
 
@@ -32,13 +38,24 @@ fn messaging_summary_gives_mean_standard_error_and_n_per_event() {
     let metrics: Vec<&str> = s.iter().map(|s| s.metric.as_str()).collect();
     assert_eq!(
         metrics,
-        ["task-clock", "context-switches", "cpu-migrations", "page-faults", "time_elapsed_sec"],
+        [
+            "task-clock",
+            "context-switches",
+            "cpu-migrations",
+            "page-faults",
+            "time_elapsed_sec"
+        ],
         "<not supported> rows are skipped"
     );
-    assert!(s.iter().all(|s| s.workload == "perf bench sched messaging -g 1 -l 10" && s.n == 5));
+    assert!(s
+        .iter()
+        .all(|s| s.workload == "perf bench sched messaging -g 1 -l 10" && s.n == 5));
 
     let clock = find(&s, "task-clock");
-    assert_eq!((clock.unit.as_str(), clock.mean, clock.line), ("msec", 48.05, 29));
+    assert_eq!(
+        (clock.unit.as_str(), clock.mean, clock.line),
+        ("msec", 48.05, 29)
+    );
     assert!(close(clock.std_error, 48.05 * 2.46 / 100.0));
 
     let switches = find(&s, "context-switches");
@@ -46,7 +63,10 @@ fn messaging_summary_gives_mean_standard_error_and_n_per_event() {
     assert!(close(switches.std_error, 1504.0 * 0.1543));
 
     let elapsed = find(&s, "time_elapsed_sec");
-    assert_eq!((elapsed.unit.as_str(), elapsed.mean, elapsed.std_error), ("s", 0.04865, 0.00316));
+    assert_eq!(
+        (elapsed.unit.as_str(), elapsed.mean, elapsed.std_error),
+        ("s", 0.04865, 0.00316)
+    );
 }
 
 #[test]
@@ -119,8 +139,9 @@ fn a_block_without_its_elapsed_line_is_rejected_at_its_header() {
     assert_eq!(err.line, 37);
     assert!(err.message.contains("time elapsed"), "{}", err.message);
     // A second header before the first block ended: the same mistake, found earlier.
-    let err = perf_stat::parse("cut.txt", &(cut.clone() + &full)).expect_err("truncated");
-    assert_eq!(err.line, 40 + 37);
+    let next = fixture("perf_stat_unsupported.txt");
+    let err = perf_stat::parse("cut.txt", &(cut.clone() + &next)).expect_err("truncated");
+    assert_eq!(err.line, 40 + 2);
     assert!(err.message.contains("line 37"), "{}", err.message);
 }
 
@@ -132,10 +153,16 @@ fn malformed_rows_are_reported_on_their_line() {
     assert!(err.message.contains("40x4"), "{}", err.message);
 
     let text = fixture("perf_stat_events.txt").replace("0.02105 +- ", "0.02105 ~ ");
-    assert_eq!(perf_stat::parse("bad.txt", &text).expect_err("bad").line, 42);
+    assert_eq!(
+        perf_stat::parse("bad.txt", &text).expect_err("bad").line,
+        42
+    );
 
     let text = fixture("perf_stat_events.txt").replace("(5 runs)", "(five runs)");
-    assert_eq!(perf_stat::parse("bad.txt", &text).expect_err("bad").line, 37);
+    assert_eq!(
+        perf_stat::parse("bad.txt", &text).expect_err("bad").line,
+        37
+    );
 }
 
 #[test]
@@ -146,13 +173,25 @@ fn fresh_perf_stat_output_is_read() {
     }
     let out = Command::new("/usr/bin/perf")
         .args(["stat", "-r", "2", "-e", "task-clock,context-switches", "--"])
-        .args(["/usr/bin/perf", "bench", "-f", "simple", "sched", "pipe", "-l", "100"])
+        .args([
+            "/usr/bin/perf",
+            "bench",
+            "-f",
+            "simple",
+            "sched",
+            "pipe",
+            "-l",
+            "100",
+        ])
         .output()
         .expect("perf runs");
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
     let s = summaries_of(&text);
-    assert_eq!(s[0].workload, "/usr/bin/perf bench -f simple sched pipe -l 100");
+    assert_eq!(
+        s[0].workload,
+        "/usr/bin/perf bench -f simple sched pipe -l 100"
+    );
     assert!(s.iter().all(|s| s.n == 2 && s.std_error >= 0.0));
     assert!(find(&s, "context-switches").mean > 0.0);
     assert!(find(&s, "time_elapsed_sec").mean > 0.0);

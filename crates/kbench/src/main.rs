@@ -21,6 +21,18 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// The verdict: BASE against NEW, per workload and metric.
     Compare(cmd::compare::CompareArgs),
+    /// A real workload command (a kernel build) timed as a whole, repeated.
+    Exec(cmd::exec::ExecArgs),
+    /// Two commands or workload specs, interleaved ABBA in this boot, then the verdict.
+    Ab(cmd::ab::AbArgs),
+    /// The labels in the database.
+    List(cmd::list::ListArgs),
+    /// The sessions and runs of one label.
+    Show(cmd::show::ShowArgs),
+    /// Everything under a label as JSON (re-importable) or CSV.
+    Export(cmd::export::ExportArgs),
+    /// perf bench or perf stat -r output, hyperfine JSON, or a kbench export.
+    Import(cmd::import::ImportArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
     Bench(cmd::bench::BenchArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
@@ -42,6 +54,12 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Compare(args) => cmd::compare::run(args),
+        Command::Exec(args) => cmd::exec::run(args),
+        Command::Ab(args) => cmd::ab::run(args),
+        Command::List(args) => cmd::list::run(args),
+        Command::Show(args) => cmd::show::run(args),
+        Command::Export(args) => cmd::export::run(args),
+        Command::Import(args) => cmd::import::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::Env(args) => cmd::env::run(args),
     };

@@ -65,7 +65,11 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
         runs.extend(runs_of(result, line).map_err(|m| ImportError::new(path, line, m))?);
     }
     if runs.is_empty() {
-        return Err(ImportError::new(path, 1, "hyperfine export without any measured run"));
+        return Err(ImportError::new(
+            path,
+            1,
+            "hyperfine export without any measured run",
+        ));
     }
     Ok(Imported {
         source_format: FORMAT_NAME.into(),
@@ -83,7 +87,10 @@ fn json_error(path: &str, error: &serde_json::Error) -> ImportError {
     ImportError::new(
         path,
         error.line().max(1),
-        format!("invalid hyperfine JSON (column {}): {message}", error.column()),
+        format!(
+            "invalid hyperfine JSON (column {}): {message}",
+            error.column()
+        ),
     )
 }
 
@@ -99,13 +106,22 @@ fn runs_of(result: &CommandResult, line: usize) -> Result<Vec<ImportedRun>, Stri
     }
     let user = per_run(&result.user, n, "user", &result.command)?;
     let system = per_run(&result.system, n, "system", &result.command)?;
-    let rss = per_run(&result.memory_usage_byte, n, "memory_usage_byte", &result.command)?;
+    let rss = per_run(
+        &result.memory_usage_byte,
+        n,
+        "memory_usage_byte",
+        &result.command,
+    )?;
     let mut params = result.parameters.clone();
     params.insert("command".into(), result.command.clone().into());
     let runs = (0..n)
         .map(|i| {
             let mut values = BTreeMap::from([("wall_sec".to_string(), result.times[i])]);
-            let optional = [("user_sec", user), ("sys_sec", system), ("max_rss_bytes", rss)];
+            let optional = [
+                ("user_sec", user),
+                ("sys_sec", system),
+                ("max_rss_bytes", rss),
+            ];
             for (metric, series) in optional {
                 if let Some(series) = series {
                     values.insert(metric.into(), series[i]);

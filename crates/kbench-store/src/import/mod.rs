@@ -66,6 +66,7 @@ pub struct ImportError {
 }
 
 impl ImportError {
+    /// An error at a 1-based line of the file at `path`.
     pub fn new(path: &str, line: usize, message: impl Into<String>) -> ImportError {
         ImportError {
             path: path.into(),

@@ -38,7 +38,9 @@ pub const UNKNOWN_VERSION_VARIANT: &str = "perf-unknown-version";
 /// a first non-blank line that is a bare simple-format time.
 pub fn looks_like(text: &str) -> bool {
     let mut non_blank = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first_is_simple = non_blank.next().is_some_and(|l| parse_simple_time(l).is_some());
+    let first_is_simple = non_blank
+        .next()
+        .is_some_and(|l| parse_simple_time(l).is_some());
     first_is_simple
         || text.lines().any(|l| {
             let l = l.trim();
@@ -50,7 +52,11 @@ pub fn looks_like(text: &str) -> bool {
 pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
     let runs = parse_lines(path, text.lines().enumerate().map(|(i, l)| (i + 1, l)))?;
     if runs.is_empty() {
-        return Err(ImportError::new(path, 1, "perf bench output without any result"));
+        return Err(ImportError::new(
+            path,
+            1,
+            "perf bench output without any result",
+        ));
     }
     Ok(Imported {
         source_format: FORMAT_NAME.into(),
@@ -60,7 +66,7 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
 }
 
 /// Reads numbered lines (1-based) of perf bench output into runs, in order.
-pub fn parse_lines<'a>(
+fn parse_lines<'a>(
     path: &str,
     lines: impl IntoIterator<Item = (usize, &'a str)>,
 ) -> Result<Vec<ImportedRun>, ImportError> {
@@ -69,7 +75,7 @@ pub fn parse_lines<'a>(
         let line = classify(text).map_err(|m| ImportError::new(path, number, m))?;
         reader
             .feed(number, line)
-            .map_err(|m| ImportError::new(path, number, m))?;
+            .map_err(|(line, m)| ImportError::new(path, line, m))?;
     }
     reader
         .finish()
@@ -83,15 +89,26 @@ enum Line {
     Blank,
     /// `# Running 'sched/pipe' benchmark:` (default format) or
     /// `# Running sched/pipe benchmark...` (`sched all`, printed in both formats).
-    Header { workload: String },
+    Header {
+        workload: String,
+    },
     /// `# Executed N pipe operations between two processes|threads`.
-    PipeInfo { loops: i64, threaded: bool },
+    PipeInfo {
+        loops: i64,
+        threaded: bool,
+    },
     /// `# Executed N system calls` (seccomp-notify).
-    SeccompInfo { loops: u64 },
+    SeccompInfo {
+        loops: u64,
+    },
     /// `# 20 sender and receiver processes|threads per group`.
-    MessagingTasks { threaded: bool },
+    MessagingTasks {
+        threaded: bool,
+    },
     /// `# G groups == T processes|threads run`.
-    MessagingGroups { groups: u64 },
+    MessagingGroups {
+        groups: u64,
+    },
     /// `Total time: 0.084 [sec]`.
     Total(f64),
     /// `4.246500 usecs/op` (may be `inf` for `-l 0`).
@@ -186,7 +203,9 @@ fn parse_executed(rest: &str) -> Result<Line, String> {
         [n, "system", "calls"] => Ok(Line::SeccompInfo {
             loops: n.parse().map_err(|_| bad_count(n, "system calls"))?,
         }),
-        _ => Err(format!("unrecognized `# Executed` line: \"# Executed {rest}\"")),
+        _ => Err(format!(
+            "unrecognized `# Executed` line: \"# Executed {rest}\""
+        )),
     }
 }
 
@@ -233,8 +252,16 @@ fn bad_count(word: &str, what: &str) -> String {
 fn parse_total(rest: &str) -> Result<f64, String> {
     let number = rest.trim().strip_suffix("[sec]").map(str::trim);
     match number {
-        Some(n) => parse_number(n, "Total time"),
-        None => Err(format!("`Total time:` line without `[sec]`: {:?}", rest.trim())),
+        // perf prints `<sec>.<msec>` from integers, so a non-finite total is corrupt.
+        Some(n) => parse_number(n, "Total time").and_then(|t| {
+            t.is_finite()
+                .then_some(t)
+                .ok_or(format!("the Total time {n:?} is not finite"))
+        }),
+        None => Err(format!(
+            "`Total time:` line without `[sec]`: {:?}",
+            rest.trim()
+        )),
     }
 }
 
@@ -255,7 +282,7 @@ fn parse_simple_time(line: &str) -> Option<f64> {
     let (whole, frac) = line.split_once('.')?;
     let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if all_digits(whole) && all_digits(frac) {
-        line.parse().ok()
+        line.parse().ok().filter(|t: &f64| t.is_finite())
     } else {
         None
     }
@@ -295,6 +322,7 @@ impl PerOp {
 struct Pending {
     workload: String,
     params: BTreeMap<String, Value>,
+    variant: String,
     values: BTreeMap<String, f64>,
     start_line: usize,
     /// The line of `Total time:`, once seen.
@@ -315,6 +343,7 @@ impl Pending {
         Pending {
             workload: workload.into(),
             params: BTreeMap::new(),
+            variant: String::new(),
             values: BTreeMap::new(),
             start_line,
             total_line: None,
@@ -326,6 +355,9 @@ impl Pending {
     }
 }
 
+/// A malformed input: the 1-based line to blame and what is wrong.
+type Blame = (usize, String);
+
 #[derive(Debug, Default)]
 struct Reader {
     runs: Vec<ImportedRun>,
@@ -335,14 +367,11 @@ struct Reader {
 }
 
 impl Reader {
-    fn feed(&mut self, number: usize, line: Line) -> Result<(), String> {
+    fn feed(&mut self, number: usize, line: Line) -> Result<(), Blame> {
         match line {
             Line::Blank | Line::Comment => {}
             Line::VariantHint(variant) => self.hint = Some(variant),
-            Line::Header { workload } => {
-                self.close_current().map_err(|(_, m)| m)?;
-                self.current = Some(Pending::new(&workload, number));
-            }
+            Line::Header { workload } => self.start_run(&workload, number)?,
             Line::PipeInfo { loops, threaded } => {
                 let run = self.run_for_info("sched/pipe", number)?;
                 run.params.insert("loop".into(), loops.into());
@@ -363,8 +392,8 @@ impl Reader {
                 run.params.insert("group".into(), groups.into());
             }
             Line::Total(seconds) => self.total(number, seconds)?,
-            Line::UsecsPerOp(v) => self.per_op_value(PerOp::UsecsPerOp, v)?,
-            Line::OpsPerSec(v) => self.per_op_value(PerOp::OpsPerSec, v)?,
+            Line::UsecsPerOp(v) => self.per_op_value(number, PerOp::UsecsPerOp, v)?,
+            Line::OpsPerSec(v) => self.per_op_value(number, PerOp::OpsPerSec, v)?,
             Line::Simple(seconds) => self.simple(number, seconds)?,
         }
         Ok(())
@@ -372,32 +401,36 @@ impl Reader {
 
     /// The run a benchmark's own `#` line belongs to: the open one if it has no total yet,
     /// else a new headerless run (output whose header was cut off).
-    fn run_for_info(&mut self, workload: &str, number: usize) -> Result<&mut Pending, String> {
+    fn run_for_info(&mut self, workload: &str, number: usize) -> Result<&mut Pending, Blame> {
         let reusable = self
             .current
             .as_ref()
             .is_some_and(|run| run.total_line.is_none());
         if !reusable {
-            self.close_current().map_err(|(_, m)| m)?;
-            self.current = Some(Pending::new(workload, number));
+            self.start_run(workload, number)?;
         }
         let run = self.current.as_mut().expect("just ensured");
         if run.workload != workload {
-            return Err(format!(
-                "a {workload} line inside the {} run that starts on line {}",
-                run.workload, run.start_line
+            return Err((
+                number,
+                format!(
+                    "a {workload} line inside the {} run that starts on line {}",
+                    run.workload, run.start_line
+                ),
             ));
         }
         run.has_body = true;
         Ok(run)
     }
 
-    fn total(&mut self, number: usize, seconds: f64) -> Result<(), String> {
-        let has_open_run = self.current.as_ref().is_some_and(|r| r.total_line.is_none());
+    fn total(&mut self, number: usize, seconds: f64) -> Result<(), Blame> {
+        let has_open_run = self
+            .current
+            .as_ref()
+            .is_some_and(|r| r.total_line.is_none());
         if !has_open_run {
             // A total without a header (or a second one): a run of unknown workload.
-            self.close_current().map_err(|(_, m)| m)?;
-            self.current = Some(Pending::new("unknown", number));
+            self.start_run("unknown", number)?;
         }
         let run = self.current.as_mut().expect("just ensured");
         run.total_line = Some(number);
@@ -406,44 +439,59 @@ impl Reader {
         Ok(())
     }
 
-    fn per_op_value(&mut self, which: PerOp, value: f64) -> Result<(), String> {
+    fn per_op_value(&mut self, number: usize, which: PerOp, value: f64) -> Result<(), Blame> {
         let (metric, label) = which.names();
         let Some(run) = self.current.as_mut().filter(|r| r.total_line.is_some()) else {
-            return Err(format!("a `{label}` line without a `Total time:` line before it"));
+            let message = format!("a `{label}` line without a `Total time:` line before it");
+            return Err((number, message));
         };
         let seen = match which {
             PerOp::UsecsPerOp => &mut run.saw_usecs_per_op,
             PerOp::OpsPerSec => &mut run.saw_ops_per_sec,
         };
         if std::mem::replace(seen, true) {
-            return Err(format!("a second `{label}` line in one run"));
+            return Err((number, format!("a second `{label}` line in one run")));
         }
         insert_finite(&mut run.values, metric, value);
         Ok(())
     }
 
-    fn simple(&mut self, number: usize, seconds: f64) -> Result<(), String> {
+    fn simple(&mut self, number: usize, seconds: f64) -> Result<(), Blame> {
         let header_waiting = self.current.as_ref().is_some_and(|r| !r.has_body);
         if !header_waiting {
-            self.close_current().map_err(|(_, m)| m)?;
-            self.current = Some(Pending::new("unknown", number));
+            self.start_run("unknown", number)?;
         }
         let run = self.current.as_mut().expect("just ensured");
         run.total_line = Some(number);
         run.has_body = true;
         insert_finite(&mut run.values, "total_sec", seconds);
-        self.close_current().map_err(|(_, m)| m)
+        self.close_current()
+    }
+
+    /// Closes the open run and opens one; the variant hint in force now is its own.
+    fn start_run(&mut self, workload: &str, number: usize) -> Result<(), Blame> {
+        self.close_current()?;
+        let mut run = Pending::new(workload, number);
+        run.variant = self
+            .hint
+            .clone()
+            .unwrap_or_else(|| default_variant(workload).into());
+        self.current = Some(run);
+        Ok(())
     }
 
     /// Validates and stores the open run, if any; the error carries the line to blame.
-    fn close_current(&mut self) -> Result<(), (usize, String)> {
+    fn close_current(&mut self) -> Result<(), Blame> {
         let Some(run) = self.current.take() else {
             return Ok(());
         };
         let Some(total_line) = run.total_line else {
             return Err((
                 run.start_line,
-                format!("the {} run starting here has no `Total time:` line", run.workload),
+                format!(
+                    "the {} run starting here has no `Total time:` line",
+                    run.workload
+                ),
             ));
         };
         // In simple format the `# Executed` line is absent, so this only fires for
@@ -457,11 +505,10 @@ impl Reader {
                 ),
             ));
         }
-        let variant = self.variant_for(&run.workload);
         self.runs.push(ImportedRun {
             workload: run.workload,
             params: run.params,
-            variant,
+            variant: run.variant,
             values: run.values,
             line: run.start_line,
             exit_status: None,
@@ -469,18 +516,16 @@ impl Reader {
         Ok(())
     }
 
-    fn variant_for(&self, workload: &str) -> String {
-        if let Some(hint) = &self.hint {
-            return hint.clone();
-        }
-        match workload {
-            "sched/messaging" | "sched/seccomp-notify" => "perf".into(),
-            _ => UNKNOWN_VERSION_VARIANT.into(),
-        }
-    }
-
-    fn finish(&mut self) -> Result<(), (usize, String)> {
+    fn finish(&mut self) -> Result<(), Blame> {
         self.close_current()
+    }
+}
+
+/// The variant of a run without a hint (see the module docs).
+fn default_variant(workload: &str) -> &'static str {
+    match workload {
+        "sched/messaging" | "sched/seccomp-notify" => "perf",
+        _ => UNKNOWN_VERSION_VARIANT,
     }
 }
 

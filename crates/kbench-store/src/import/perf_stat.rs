@@ -83,7 +83,11 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
         }
     }
     if let Some(open) = block {
-        return Err(ImportError::new(path, open.header_line, open.unfinished_message()));
+        return Err(ImportError::new(
+            path,
+            open.header_line,
+            open.unfinished_message(),
+        ));
     }
     if summaries.is_empty() {
         return Err(ImportError::new(path, 1, "no perf stat summary found"));
@@ -153,9 +157,11 @@ fn parse_header(rest: &str, line: usize) -> Result<Block, String> {
         .strip_suffix(" runs)")
         .and_then(|r| r.rsplit_once(" ("))
     else {
-        return Err("perf stat output of a single run (no `-r N`) has no standard error; \
+        return Err(
+            "perf stat output of a single run (no `-r N`) has no standard error; \
                     rerun with `perf stat -r N`, N >= 2"
-            .into());
+                .into(),
+        );
     };
     let n: u64 = runs
         .parse()
@@ -178,10 +184,7 @@ fn parse_block_line(line: &str, decimal: char) -> Result<BlockLine, String> {
     if line.is_empty() || line.starts_with('#') || line.starts_with("<not ") {
         return Ok(BlockLine::Skip);
     }
-    if let Some(numbers) = line
-        .find(ELAPSED_SUFFIX)
-        .map(|at| line[..at].trim_end())
-    {
+    if let Some(numbers) = line.find(ELAPSED_SUFFIX).map(|at| line[..at].trim_end()) {
         return parse_elapsed(numbers, decimal);
     }
     parse_counter(line, decimal).map(BlockLine::Counter)
@@ -271,7 +274,9 @@ fn parse_locale_number(word: &str, decimal: char) -> Result<f64, String> {
     }
     plain
         .parse::<f64>()
-        .map_err(|_| format!("{word:?} is not a number"))
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{word:?} is not a number"))
 }
 
 /// A row of `perf stat -x ,`: `VALUE,UNIT,EVENT,VARIANCE,RUNTIME,PERCENT[,METRIC,UNIT]`.
@@ -304,7 +309,10 @@ mod tests {
             '.',
         )
         .unwrap();
-        assert_eq!((row.metric.as_str(), row.unit.as_str()), ("task-clock", "msec"));
+        assert_eq!(
+            (row.metric.as_str(), row.unit.as_str()),
+            ("task-clock", "msec")
+        );
         assert!((row.std_error - 18.79 * 0.0092).abs() < 1e-12);
         let row = parse_counter("0      context-switches", '.').unwrap();
         assert_eq!((row.mean, row.std_error, row.unit.as_str()), (0.0, 0.0, ""));

@@ -1,6 +1,12 @@
 //! One module per subcommand; `main.rs` only wires them to clap.
+pub mod ab;
 pub mod bench;
 pub mod compare;
 pub mod env;
+pub mod exec;
+pub mod export;
+pub mod import;
+pub mod list;
 pub mod run;
+pub mod show;
 pub mod stat;

@@ -1,0 +1,171 @@
+//! `kbench ab 'CMD_A' 'CMD_B'`: two commands or two workload specs, interleaved in
+//! ABBA blocks within one boot, each side under its own label, then the verdict.
+use crate::analysis::{self, ReportOptions};
+use crate::error::usage;
+use crate::runner::child::{run_command, run_workload, stored_command_run};
+use crate::runner::spec::WorkloadSpec;
+use crate::session::{self, DbArgs};
+use kbench_store::{Store, StoredRun};
+
+#[derive(Debug, clap::Args)]
+pub struct AbArgs {
+    /// Side A: a workload spec (`messaging:-l 10`, `sched pipe -l 1000`) or a shell command.
+    pub a: String,
+    /// Side B, likewise.
+    pub b: String,
+    /// Measured runs per side.
+    #[arg(long, default_value_t = 10)]
+    pub runs: u32,
+    /// Warm-up runs per side, recorded and excluded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Label of side A [default: ab-<time>-a].
+    #[arg(long)]
+    pub label_a: Option<String>,
+    /// Label of side B [default: ab-<time>-b].
+    #[arg(long)]
+    pub label_b: Option<String>,
+    /// The smallest change that matters, in percent.
+    #[arg(long, default_value_t = 1.0)]
+    pub delta: f64,
+    /// Output format of the verdict.
+    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
+    pub format: String,
+    /// Pin every run: a cpulist or `class:NAME`.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// One side: what it runs and where it is stored.
+enum Side {
+    Workload(WorkloadSpec),
+    Shell(String),
+}
+
+impl Side {
+    fn parse(text: &str) -> anyhow::Result<Side> {
+        if text.trim().is_empty() {
+            return usage("an empty command");
+        }
+        if WorkloadSpec::looks_like_spec(text) {
+            return WorkloadSpec::parse(text).map(Side::Workload).or_else(usage);
+        }
+        Ok(Side::Shell(text.to_string()))
+    }
+
+    /// Runs once; `None` in `Ok` never happens: a failed run is stored as failed.
+    fn run(&self, index: u32, warmup: bool, cpus: Option<&str>) -> anyhow::Result<StoredRun> {
+        match self {
+            Side::Workload(spec) => Ok(match run_workload(spec, cpus) {
+                Ok(record) => {
+                    let used = kbench_sys::format_cpulist(&record.cpus_used);
+                    kbench_store::record::stored_run(&record, index, warmup, cpus.map(str::to_string), used)
+                }
+                Err(message) => {
+                    eprintln!("kbench: {message}");
+                    StoredRun {
+                        workload: spec.workload.key(),
+                        variant: "failed".into(),
+                        run_index: index,
+                        warmup,
+                        exit_status: Some(1),
+                        record: Some(serde_json::json!({ "error": message })),
+                        ..Default::default()
+                    }
+                }
+            }),
+            Side::Shell(command) => {
+                let argv = vec!["sh".to_string(), "-c".to_string(), command.clone()];
+                let cpus: Option<Vec<u32>> = cpus.map(kbench_sys::parse_cpulist).transpose().or_else(|e| usage(e.to_string()))?;
+                let run = run_command(&argv, false, cpus.as_deref()).or_else(usage)?;
+                Ok(stored_command_run(&argv, &run, index, warmup, None))
+            }
+        }
+    }
+}
+
+pub fn run(args: AbArgs) -> anyhow::Result<i32> {
+    if args.runs == 0 {
+        return usage("--runs must be at least 1");
+    }
+    if !(args.delta > 0.0 && args.delta < 100.0) {
+        return usage("--delta takes a percentage in (0, 100)");
+    }
+    let stamp = session::unix_now_ns() / 1_000_000_000;
+    let label_a = args.label_a.clone().unwrap_or_else(|| format!("ab-{stamp}-a"));
+    let label_b = args.label_b.clone().unwrap_or_else(|| format!("ab-{stamp}-b"));
+    session::check_label(&label_a)?;
+    session::check_label(&label_b)?;
+    if label_a == label_b {
+        return usage("the two sides need different labels");
+    }
+    let sides = [Side::parse(&args.a)?, Side::parse(&args.b)?];
+    let cpus = match &args.cpus {
+        Some(spec) => Some(crate::cmd::run::resolve_cpus(spec)?),
+        None => None,
+    };
+    let mut store = args.db.open()?;
+    let session_ids = [
+        store.begin_session(&session::new_session(&label_a, "ab", None)).map_err(session::store_error)?,
+        store.begin_session(&session::new_session(&label_b, "ab", None)).map_err(session::store_error)?,
+    ];
+    run_blocks(&mut store, &sides, session_ids, &args, cpus.as_deref())?;
+    for id in session_ids {
+        store.end_session(id, session::unix_now_ns()).map_err(session::store_error)?;
+    }
+    let report = analysis::compare_labels(
+        &store,
+        &label_a,
+        &label_b,
+        ReportOptions {
+            delta_pct: args.delta,
+            alpha: 0.05,
+        },
+    )?;
+    if args.format == "text" {
+        println!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
+    }
+    crate::cmd::compare::print_report(&report, &args.format);
+    Ok(0)
+}
+
+/// The two sides differ on purpose (other parameters, another command), so their
+/// runs share one comparison key; what each side really ran stays in the record.
+fn as_ab_run(mut run: StoredRun, side: usize) -> StoredRun {
+    let original = serde_json::json!({
+        "side": if side == 0 { "a" } else { "b" },
+        "workload": run.workload,
+        "params": run.params,
+        "variant": run.variant,
+        "record": run.record,
+    });
+    if run.variant != "failed" {
+        run.variant = "ab".into();
+    }
+    run.workload = "ab".into();
+    run.params.clear();
+    run.record = Some(original);
+    run
+}
+
+/// Warm-ups (A then B), then ABBA blocks: A B, B A, A B, ... so that drift and
+/// order effects fall on both sides alike.
+fn run_blocks(store: &mut Store, sides: &[Side; 2], ids: [i64; 2], args: &AbArgs, cpus: Option<&str>) -> anyhow::Result<()> {
+    let mut index = [0u32; 2];
+    let mut order = Vec::new();
+    for _ in 0..args.warmup {
+        order.extend([(0, true), (1, true)]);
+    }
+    for block in 0..args.runs {
+        let pair = if block % 2 == 0 { [0, 1] } else { [1, 0] };
+        order.extend(pair.map(|s| (s, false)));
+    }
+    for (side, warmup) in order {
+        let stored = as_ab_run(sides[side].run(index[side], warmup, cpus)?, side);
+        store.insert_run(ids[side], &stored).map_err(session::store_error)?;
+        index[side] += 1;
+    }
+    Ok(())
+}

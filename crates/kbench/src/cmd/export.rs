@@ -1,0 +1,26 @@
+//! `kbench export LABEL --format json|csv`: everything under a label, to stdout.
+use crate::session::DbArgs;
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    pub label: String,
+    /// `json` is complete and re-importable; `csv` is one line per value.
+    #[arg(long, default_value = "json", value_parser = ["json", "csv"])]
+    pub format: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
+    let store = args.db.open()?;
+    if !store.has_label(&args.label).map_err(crate::session::store_error)? {
+        return crate::error::usage(format!("no runs labelled '{}'", args.label));
+    }
+    let export = kbench_store::export::export_label(&store, &args.label).map_err(crate::session::store_error)?;
+    if args.format == "csv" {
+        print!("{}", kbench_store::export::export_csv(&export));
+    } else {
+        println!("{}", serde_json::to_string_pretty(&export)?);
+    }
+    Ok(0)
+}

@@ -1,0 +1,66 @@
+//! `kbench import FILE --label NAME`: perf bench output, `perf stat -r` output,
+//! hyperfine JSON or a kbench export, in one transaction: a malformed file imports
+//! nothing and names its line.
+use crate::error::usage;
+use crate::session::{self, DbArgs};
+use kbench_store::export::parse_export;
+use kbench_store::NewSession;
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The file to read (`-` for standard input).
+    pub file: String,
+    /// The label the runs are stored under.
+    #[arg(long)]
+    pub label: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+fn read_input(file: &str) -> anyhow::Result<String> {
+    let bytes = if file == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;
+        buf
+    } else {
+        std::fs::read(file).or_else(|e| usage(format!("{file}: {e}")))?
+    };
+    String::from_utf8(bytes).or_else(|_| usage(format!("{file}: not a text file")))
+}
+
+pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
+    session::check_label(&args.label)?;
+    let text = read_input(&args.file)?;
+    let mut store = args.db.open()?;
+    if let Some(export) = parse_export(&text) {
+        let mut export = export.or_else(|e| usage(format!("{}: {e}", args.file)))?;
+        for s in &mut export.sessions {
+            s.session.label = args.label.clone();
+        }
+        let ids = store.insert_sessions(&export.sessions).map_err(session::store_error)?;
+        println!("imported {} session(s) of kbench export '{}' as {}", ids.len(), export.label, args.label);
+        return Ok(0);
+    }
+    let imported = kbench_store::import::parse_file_text(&args.file, &text).or_else(|e| usage(e.to_string()))?;
+    let new = NewSession {
+        source: Some(format!("{} ({})", args.file, imported.source_format)),
+        ..session::new_session(&args.label, "import", None)
+    };
+    // An imported file was measured elsewhere: this machine's boot and environment
+    // do not describe it.
+    let new = NewSession {
+        boot_id: None,
+        environment: None,
+        ..new
+    };
+    store.import(&new, &imported).map_err(session::store_error)?;
+    println!(
+        "imported {} run(s) and {} summary row(s) from {} ({}) as {}",
+        imported.runs.len(),
+        imported.summaries.len(),
+        args.file,
+        imported.source_format,
+        args.label
+    );
+    Ok(0)
+}
