@@ -196,9 +196,12 @@ impl Store {
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let version: i64 = self
+        // BEGIN IMMEDIATE takes the write lock first, so two kbench processes opening a
+        // new database at once migrate it once: the second sees the first's version.
+        let tx = self
             .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > current_version() {
             return Err(StoreError::Unusable(format!(
                 "{}: schema version {version} is newer than this kbench understands ({})",
@@ -206,28 +209,23 @@ impl Store {
                 current_version()
             )));
         }
-        if version == 0 && self.has_foreign_tables()? {
+        let tables: i64 = tx.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        if version == 0 && tables > 0 {
             return Err(StoreError::Unusable(format!(
                 "{}: an SQLite database, but not a kbench one",
                 self.path.display()
             )));
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self.conn.transaction()?;
             tx.execute_batch(sql)?;
             tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
-            tx.commit()?;
         }
+        tx.commit()?;
         Ok(())
-    }
-
-    fn has_foreign_tables(&self) -> Result<bool, rusqlite::Error> {
-        let count: i64 = self.conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(count > 0)
     }
 
     /// Starts a session; returns its id.

@@ -26,7 +26,7 @@ pub struct AbArgs {
     #[arg(long)]
     pub label_b: Option<String>,
     /// The smallest change that matters, in percent.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub delta: f64,
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]

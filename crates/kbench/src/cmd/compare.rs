@@ -10,7 +10,7 @@ pub struct CompareArgs {
     /// The label of the side judged against it (after).
     pub new: String,
     /// The smallest change that matters, in percent.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub delta: f64,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
