@@ -57,16 +57,25 @@ fn default_pipe_matches_perf_transcript() {
         "       4.246500 usecs/op\n",
         "         235488 ops/sec\n",
     );
-    assert_eq!(render("default", &pipe_record(84_930_123, 20_000)), expected);
+    assert_eq!(
+        render("default", &pipe_record(84_930_123, 20_000)),
+        expected
+    );
 }
 
 #[test]
 fn default_pipe_zero_and_negative_loops_match_perf() {
     let zero = render("default", &pipe_record(12_345, 0));
-    assert!(zero.ends_with("            inf usecs/op\n              0 ops/sec\n"), "{zero}");
+    assert!(
+        zero.ends_with("            inf usecs/op\n              0 ops/sec\n"),
+        "{zero}"
+    );
     let negative = render("default", &pipe_record(817_000, -5));
     assert!(negative.contains("# Executed -5 pipe operations"));
-    assert!(negative.ends_with("   -163.400000 usecs/op\n          -6119 ops/sec\n"), "{negative}");
+    assert!(
+        negative.ends_with("   -163.400000 usecs/op\n          -6119 ops/sec\n"),
+        "{negative}"
+    );
 }
 
 #[test]
@@ -113,7 +122,10 @@ fn default_seccomp_matches_perf_layout() {
 
 #[test]
 fn simple_is_the_truncated_total_time_alone() {
-    assert_eq!(render("simple", &pipe_record(83_999_999, 20_000)), "0.083\n");
+    assert_eq!(
+        render("simple", &pipe_record(83_999_999, 20_000)),
+        "0.083\n"
+    );
     assert_eq!(render("simple", &pipe_record(1_445_999_000, 1)), "1.445\n");
 }
 
@@ -138,9 +150,7 @@ fn sched_all_banner_is_printed_in_text_formats_only() {
         let f = by_name(format).unwrap();
         assert_eq!(
             f.all_banner("sched/pipe").as_deref(),
-            expect.then_some(concat!(
-        "# Running sched/pipe benchmark...\n",
-    )),
+            expect.then_some("# Running sched/pipe benchmark...\n"),
             "{format}"
         );
     }

@@ -68,7 +68,10 @@ pub fn parse_export(text: &str) -> Option<Result<Export, String>> {
             .map_err(|e| format!("a kbench export, but malformed: {e}"))
             .and_then(|e| {
                 if e.version > EXPORT_VERSION {
-                    Err(format!("export version {} is newer than this kbench ({EXPORT_VERSION})", e.version))
+                    Err(format!(
+                        "export version {} is newer than this kbench ({EXPORT_VERSION})",
+                        e.version
+                    ))
                 } else {
                     Ok(e)
                 }

@@ -6,6 +6,6 @@ pub mod schema;
 pub mod store;
 
 pub use store::{
-    default_path, LabelInfo, NewSession, RunRow, SessionRow, Store, StoreError, StoredRun,
-    SessionWithRuns, SummaryRow, Value,
+    default_path, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
+    StoredRun, SummaryRow, Value,
 };

@@ -189,9 +189,8 @@ impl Store {
         let _: String = self
             .conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        self.conn.execute_batch(
-            "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
-        )?;
+        self.conn
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
         Ok(())
     }
 
@@ -279,7 +278,15 @@ impl Store {
             tx.execute(
                 "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![session_id, s.workload, s.metric, s.unit, s.mean, s.std_error, to_i64(s.n)],
+                params![
+                    session_id,
+                    s.workload,
+                    s.metric,
+                    s.unit,
+                    s.mean,
+                    s.std_error,
+                    to_i64(s.n)
+                ],
             )?;
         }
         tx.execute(
@@ -292,7 +299,10 @@ impl Store {
 
     /// Stores whole sessions with their runs and summaries in one transaction (the
     /// import of a kbench export): all or nothing.
-    pub fn insert_sessions(&mut self, sessions: &[SessionWithRuns]) -> Result<Vec<i64>, StoreError> {
+    pub fn insert_sessions(
+        &mut self,
+        sessions: &[SessionWithRuns],
+    ) -> Result<Vec<i64>, StoreError> {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::new();
         for s in sessions {
@@ -310,7 +320,15 @@ impl Store {
                 tx.execute(
                     "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![id, m.workload, m.metric, m.unit, m.mean, m.std_error, to_i64(m.n)],
+                    params![
+                        id,
+                        m.workload,
+                        m.metric,
+                        m.unit,
+                        m.mean,
+                        m.std_error,
+                        to_i64(m.n)
+                    ],
                 )?;
             }
             ids.push(id);
@@ -496,7 +514,11 @@ fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> 
     Ok(conn.last_insert_rowid())
 }
 
-fn insert_run_tx(tx: &Transaction<'_>, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
+fn insert_run_tx(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    run: &StoredRun,
+) -> Result<i64, StoreError> {
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
     tx.execute(
         "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup, exit_status,

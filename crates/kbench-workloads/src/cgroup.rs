@@ -118,8 +118,12 @@ impl Target {
         } else {
             rustix::process::getpid().as_raw_nonzero().get()
         };
-        self.write_id(self.threaded, id)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("Cannot enter to cgroup: {} ({e})", self.name)))
+        self.write_id(self.threaded, id).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("Cannot enter to cgroup: {} ({e})", self.name),
+            )
+        })
     }
 
     /// Moves the whole calling process in.

@@ -243,7 +243,8 @@ struct Channels<'a> {
 
 /// Announce readiness, then wait for the start byte (never read, so everyone wakes).
 fn ready_then_wait(ch: &Channels<'_>) -> Result<(), String> {
-    let written = rustix::io::write(ch.ready, b"R").map_err(|e| format!("CLIENT: ready write: {e}"))?;
+    let written =
+        rustix::io::write(ch.ready, b"R").map_err(|e| format!("CLIENT: ready write: {e}"))?;
     if written != 1 {
         return Err("CLIENT: ready write: short write".into());
     }
@@ -259,7 +260,12 @@ fn ready_then_wait(ch: &Channels<'_>) -> Result<(), String> {
 }
 
 /// Reads `messages` messages of 100 bytes, gathering short reads.
-fn receive(ch: &Channels<'_>, input: BorrowedFd<'_>, messages: u64, slot: TaskSlot<'_>) -> Result<(), String> {
+fn receive(
+    ch: &Channels<'_>,
+    input: BorrowedFd<'_>,
+    messages: u64,
+    slot: TaskSlot<'_>,
+) -> Result<(), String> {
     ready_then_wait(ch)?;
     let mut buf = [0u8; MESSAGE_BYTES];
     slot.note_current_cpu();
@@ -283,7 +289,12 @@ fn receive(ch: &Channels<'_>, input: BorrowedFd<'_>, messages: u64, slot: TaskSl
 }
 
 /// Writes `loops` rounds of one 100-byte message to each output, looping on short writes.
-fn send(ch: &Channels<'_>, outputs: &[BorrowedFd<'_>], loops: u32, slot: TaskSlot<'_>) -> Result<(), String> {
+fn send(
+    ch: &Channels<'_>,
+    outputs: &[BorrowedFd<'_>],
+    loops: u32,
+    slot: TaskSlot<'_>,
+) -> Result<(), String> {
     ready_then_wait(ch)?;
     let buf = [b'S'; MESSAGE_BYTES];
     slot.note_current_cpu();
@@ -344,7 +355,11 @@ fn collect_ready(ready: &FdPair, tasks: u32, processes: bool) -> Result<(), Work
         }
         match rustix::io::read(&ready.read, &mut byte) {
             Ok(1) => {}
-            Ok(_) => return Err(WorkloadError::Failed("Reading for readyfds: end of file".into())),
+            Ok(_) => {
+                return Err(WorkloadError::Failed(
+                    "Reading for readyfds: end of file".into(),
+                ))
+            }
             Err(e) => return Err(WorkloadError::failed("Reading for readyfds", e)),
         }
     }
@@ -354,7 +369,9 @@ fn collect_ready(ready: &FdPair, tasks: u32, processes: bool) -> Result<(), Work
 fn start_everyone(wake: &FdPair) -> Result<(), WorkloadError> {
     match rustix::io::write(&wake.write, b"W") {
         Ok(1) => Ok(()),
-        Ok(_) => Err(WorkloadError::Failed("Writing to start them: short write".into())),
+        Ok(_) => Err(WorkloadError::Failed(
+            "Writing to start them: short write".into(),
+        )),
         Err(e) => Err(WorkloadError::failed("Writing to start them", e)),
     }
 }
@@ -441,7 +458,11 @@ fn run_threads(
     let messages = u64::from(FDS_PER_GROUP) * u64::from(p.loops);
     let mut pairs: Vec<Vec<FdPair>> = Vec::with_capacity(p.groups as usize);
     for _ in 0..p.groups {
-        pairs.push((0..fds).map(|_| fd_pair(p.use_pipe)).collect::<Result<_, _>>()?);
+        pairs.push(
+            (0..fds)
+                .map(|_| fd_pair(p.use_pipe))
+                .collect::<Result<_, _>>()?,
+        );
     }
     let outputs: Vec<Vec<BorrowedFd<'_>>> = pairs
         .iter()
@@ -454,7 +475,9 @@ fn run_threads(
             for (i, pair) in group_pairs.iter().enumerate() {
                 let slot = stats.task(base + i);
                 let input = pair.read.as_fd();
-                handles.push(spawn_worker(scope, move || receive(ch, input, messages, slot))?);
+                handles.push(spawn_worker(scope, move || {
+                    receive(ch, input, messages, slot)
+                })?);
             }
             for j in 0..fds {
                 let slot = stats.task(base + fds + j);

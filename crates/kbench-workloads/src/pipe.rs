@@ -101,7 +101,10 @@ impl Params {
             loops: parsed.int("loop").unwrap_or(DEFAULT_LOOPS),
             threaded: parsed.bool("threaded").unwrap_or(false),
             nonblocking: parsed.bool("nonblocking").unwrap_or(false),
-            cgroups: parsed.str("cgroups").flatten().and_then(|v| split_cgroups(&v)),
+            cgroups: parsed
+                .str("cgroups")
+                .flatten()
+                .and_then(|v| split_cgroups(&v)),
             order: if parsed.bool("pingpong").unwrap_or(false) {
                 LoopOrder::PingPong
             } else {
@@ -208,7 +211,9 @@ impl<'a> SideConfig<'a> {
             // In the ping-pong order worker 0 reads first; worker 1 always writes first.
             reads_first: worker == 0 && self.order == LoopOrder::PingPong,
             nonblocking: self.nonblocking,
-            cgroup: self.cgroups.map(|(send, recv)| if worker == 0 { send } else { recv }),
+            cgroup: self
+                .cgroups
+                .map(|(send, recv)| if worker == 0 { send } else { recv }),
             slot: self.stats.task(worker),
         }
     }
@@ -288,7 +293,11 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
 
 type Timed = (Elapsed, RusageDelta);
 
-fn run_processes(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Timed, WorkloadError> {
+fn run_processes(
+    loops: i32,
+    pipes: Pipes,
+    config: &SideConfig<'_>,
+) -> Result<Timed, WorkloadError> {
     let Pipes {
         one_read,
         one_write,
@@ -350,7 +359,10 @@ fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Time
     let stopwatch = Stopwatch::start();
     let results = std::thread::scope(|scope| {
         let handles = sides.map(|side| scope.spawn(move || work(loops, side)));
-        handles.map(|h| h.join().unwrap_or_else(|_| Err("worker thread panicked".into())))
+        handles.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("worker thread panicked".into()))
+        })
     });
     let elapsed = stopwatch.stop();
     let usage = usage_before.delta_to(&UsageSnapshot::take());
@@ -412,7 +424,11 @@ fn write_token(output: BorrowedFd<'_>, token: &[u8; 4]) -> Result<(), String> {
 }
 
 /// Reads the 4-byte token; with `-n`, waits in epoll first and retries on EAGAIN.
-fn read_token(input: BorrowedFd<'_>, buf: &mut [u8; 4], poller: Option<&OwnedFd>) -> Result<(), String> {
+fn read_token(
+    input: BorrowedFd<'_>,
+    buf: &mut [u8; 4],
+    poller: Option<&OwnedFd>,
+) -> Result<(), String> {
     loop {
         if let Some(epfd) = poller {
             let mut events = [epoll::Event {

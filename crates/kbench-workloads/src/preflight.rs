@@ -74,14 +74,7 @@ fn read_number(path: &str) -> Option<u64> {
 fn running_tasks() -> u64 {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(3)?
-                .split('/')
-                .nth(1)?
-                .parse()
-                .ok()
-        })
+        .and_then(|s| s.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
         .unwrap_or(0)
 }
 

@@ -203,9 +203,15 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
         eprintln!("kbench: seccomp-notify: unexpected exit of the target: {exit:?}");
         return 1;
     }
-    stats.scalar(SCALAR_TOTAL_NS).store(elapsed.total_ns, Ordering::SeqCst);
-    stats.scalar(SCALAR_START_UNIX_NS).store(elapsed.start_unix_ns, Ordering::SeqCst);
-    stats.scalar(SCALAR_END_UNIX_NS).store(elapsed.end_unix_ns, Ordering::SeqCst);
+    stats
+        .scalar(SCALAR_TOTAL_NS)
+        .store(elapsed.total_ns, Ordering::SeqCst);
+    stats
+        .scalar(SCALAR_START_UNIX_NS)
+        .store(elapsed.start_unix_ns, Ordering::SeqCst);
+    stats
+        .scalar(SCALAR_END_UNIX_NS)
+        .store(elapsed.end_unix_ns, Ordering::SeqCst);
     0
 }
 

@@ -65,8 +65,13 @@ fn registry() -> &'static [AtomicI32] {
 
 fn register(pid: Pid) -> bool {
     registry().iter().any(|slot| {
-        slot.compare_exchange(0, pid.as_raw_nonzero().get(), Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+        slot.compare_exchange(
+            0,
+            pid.as_raw_nonzero().get(),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        )
+        .is_ok()
     })
 }
 

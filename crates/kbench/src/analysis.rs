@@ -87,10 +87,21 @@ fn group(runs: &[RunRow]) -> BTreeMap<Key, Side> {
 }
 
 /// Compares `new` against `base`.
-pub fn compare_labels(store: &Store, base: &str, new: &str, opts: ReportOptions) -> anyhow::Result<CompareReport> {
+pub fn compare_labels(
+    store: &Store,
+    base: &str,
+    new: &str,
+    opts: ReportOptions,
+) -> anyhow::Result<CompareReport> {
     for label in [base, new] {
-        if !store.has_label(label).map_err(crate::session::store_error)? {
-            return crate::error::usage(format!("no runs labelled '{label}' in {}", store.path().display()));
+        if !store
+            .has_label(label)
+            .map_err(crate::session::store_error)?
+        {
+            return crate::error::usage(format!(
+                "no runs labelled '{label}' in {}",
+                store.path().display()
+            ));
         }
     }
     let (a, b) = (load(store, base)?, load(store, new)?);
@@ -103,7 +114,13 @@ pub fn compare_labels(store: &Store, base: &str, new: &str, opts: ReportOptions)
     }
     rows.extend(compare_summaries(&a.summaries, &b.summaries, opts));
     // The figure perf prints first, context switches after it.
-    rows.sort_by_key(|r| (r.workload.clone(), r.metric.starts_with("csw"), r.metric.clone()));
+    rows.sort_by_key(|r| {
+        (
+            r.workload.clone(),
+            r.metric.starts_with("csw"),
+            r.metric.clone(),
+        )
+    });
     adjust_for_multiple_rows(&mut rows, opts.alpha);
     let not_compared = unmatched(&groups_a, &groups_b, base, new)
         .into_iter()
@@ -112,7 +129,9 @@ pub fn compare_labels(store: &Store, base: &str, new: &str, opts: ReportOptions)
     let mut notes = side_notes(base, &a);
     notes.extend(side_notes(new, &b));
     if rows.is_empty() {
-        notes.push("nothing to compare: the labels share no workload with the same parameters".into());
+        notes.push(
+            "nothing to compare: the labels share no workload with the same parameters".into(),
+        );
     }
     Ok(CompareReport {
         base: base.into(),
@@ -138,7 +157,14 @@ fn boots(sessions: &[SessionRow]) -> usize {
         .len()
 }
 
-fn compare_key(key: &Key, a: &Side, b: &Side, la: &Loaded, lb: &Loaded, opts: ReportOptions) -> CompareRow {
+fn compare_key(
+    key: &Key,
+    a: &Side,
+    b: &Side,
+    la: &Loaded,
+    lb: &Loaded,
+    opts: ReportOptions,
+) -> CompareRow {
     let options = CompareOptions {
         delta_pct: opts.delta_pct,
         alpha: opts.alpha,
@@ -153,7 +179,9 @@ fn compare_key(key: &Key, a: &Side, b: &Side, la: &Loaded, lb: &Loaded, opts: Re
             .filter(|r| !r.run.warmup && r.run.workload == key.workload && !measured(r))
             .count();
         if failed > 0 {
-            diagnostics.push(format!("{label}: {failed} failed run(s) excluded and not averaged in"));
+            diagnostics.push(format!(
+                "{label}: {failed} failed run(s) excluded and not averaged in"
+            ));
         }
     }
     row(key, &a.unit, c, diagnostics)
@@ -190,7 +218,10 @@ fn comparison_diagnostics(c: &Comparison) -> Vec<String> {
         for (label, side) in [("base", &d.a), ("new", &d.b)] {
             if !side.outliers.is_empty() {
                 let runs: Vec<String> = side.outliers.iter().map(|i| (i + 1).to_string()).collect();
-                out.push(format!("{label}: outlier run(s) {} flagged, kept", runs.join(", ")));
+                out.push(format!(
+                    "{label}: outlier run(s) {} flagged, kept",
+                    runs.join(", ")
+                ));
             }
             if side.bimodality.bimodal {
                 out.push(format!("{label}: bimodal (two populations of runs)"));
@@ -219,12 +250,17 @@ fn comparison_diagnostics(c: &Comparison) -> Vec<String> {
 /// Benjamini-Hochberg across the rows; a difference claimed by a row that does not
 /// survive the adjustment is flagged, not silently kept.
 fn adjust_for_multiple_rows(rows: &mut [CompareRow], alpha: f64) {
-    let with_p: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].p_value.is_some()).collect();
+    let with_p: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_value.is_some())
+        .collect();
     let ps: Vec<f64> = with_p.iter().filter_map(|&i| rows[i].p_value).collect();
     let qs = kbench_stats::benjamini_hochberg(&ps);
     for (&i, q) in with_p.iter().zip(qs) {
         rows[i].q_value = Some(q);
-        let claims = matches!(rows[i].verdict.as_str(), "regression" | "improvement" | "changed");
+        let claims = matches!(
+            rows[i].verdict.as_str(),
+            "regression" | "improvement" | "changed"
+        );
         if claims && q > alpha && rows.len() > 1 {
             let note = format!(
                 "not significant after Benjamini-Hochberg across {} rows (q={q:.3})",
@@ -238,7 +274,10 @@ fn adjust_for_multiple_rows(rows: &mut [CompareRow], alpha: f64) {
 fn compare_summaries(a: &[SummaryRow], b: &[SummaryRow], opts: ReportOptions) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for sa in a {
-        let Some(sb) = b.iter().find(|s| s.workload == sa.workload && s.metric == sa.metric) else {
+        let Some(sb) = b
+            .iter()
+            .find(|s| s.workload == sa.workload && s.metric == sa.metric)
+        else {
             continue;
         };
         let options = CompareOptions {
@@ -266,11 +305,18 @@ fn compare_summaries(a: &[SummaryRow], b: &[SummaryRow], opts: ReportOptions) ->
 
 /// Keys of one side with no exact match on the other, said plainly, one line per
 /// workload and reason (metrics of one run share their fate).
-fn unmatched(a: &BTreeMap<Key, Side>, b: &BTreeMap<Key, Side>, base: &str, new: &str) -> Vec<String> {
+fn unmatched(
+    a: &BTreeMap<Key, Side>,
+    b: &BTreeMap<Key, Side>,
+    base: &str,
+    new: &str,
+) -> Vec<String> {
     let mut out = BTreeSet::new();
     for (mine, other, me) in [(a, b, base), (b, a, new)] {
         for key in mine.keys().filter(|k| !other.contains_key(*k)) {
-            let near = other.keys().find(|o| o.workload == key.workload && o.metric == key.metric);
+            let near = other
+                .keys()
+                .find(|o| o.workload == key.workload && o.metric == key.metric);
             let line = match near {
                 Some(o) if o.variant != key.variant => format!(
                     "{}: variants differ ({} in {base}, {} in {new}): never compared",
@@ -279,10 +325,21 @@ fn unmatched(a: &BTreeMap<Key, Side>, b: &BTreeMap<Key, Side>, base: &str, new: 
                     if me == base { &o.variant } else { &key.variant },
                 ),
                 Some(o) => {
-                    let (pa, pb) = if me == base { (&key.params, &o.params) } else { (&o.params, &key.params) };
-                    format!("{}: parameters differ ({}): never pooled", key.workload, params_diff(pa, pb, base, new))
+                    let (pa, pb) = if me == base {
+                        (&key.params, &o.params)
+                    } else {
+                        (&o.params, &key.params)
+                    };
+                    format!(
+                        "{}: parameters differ ({}): never pooled",
+                        key.workload,
+                        params_diff(pa, pb, base, new)
+                    )
                 }
-                None => format!("{} [{}] {}: only in {me}", key.workload, key.variant, key.params),
+                None => format!(
+                    "{} [{}] {}: only in {me}",
+                    key.workload, key.variant, key.params
+                ),
             };
             out.insert(line);
         }
@@ -303,7 +360,8 @@ fn params_diff(a: &str, b: &str, base: &str, new: &str) -> String {
     keys.into_iter()
         .filter(|k| ma.get(*k) != mb.get(*k))
         .map(|k| {
-            let show = |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "-".into());
+            let show =
+                |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "-".into());
             format!("{k} {} in {base}, {} in {new}", show(&ma), show(&mb))
         })
         .collect::<Vec<_>>()
@@ -314,8 +372,14 @@ fn unmatched_summaries(a: &[SummaryRow], b: &[SummaryRow], base: &str, new: &str
     let mut out = Vec::new();
     for (mine, other, me) in [(a, b, base), (b, a, new)] {
         for s in mine {
-            if !other.iter().any(|o| o.workload == s.workload && o.metric == s.metric) {
-                out.push(format!("{} {} (summary): only in {me}", s.workload, s.metric));
+            if !other
+                .iter()
+                .any(|o| o.workload == s.workload && o.metric == s.metric)
+            {
+                out.push(format!(
+                    "{} {} (summary): only in {me}",
+                    s.workload, s.metric
+                ));
             }
         }
     }
@@ -367,7 +431,13 @@ fn side_notes(label: &str, loaded: &Loaded) -> Vec<String> {
     notes
 }
 
-fn reproduce(base: &str, new: &str, a: &[SessionRow], b: &[SessionRow], delta_pct: f64) -> Vec<String> {
+fn reproduce(
+    base: &str,
+    new: &str,
+    a: &[SessionRow],
+    b: &[SessionRow],
+    delta_pct: f64,
+) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for s in a.iter().chain(b) {
         let line = s

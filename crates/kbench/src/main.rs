@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "kbench", version, about = "Rigorous A/B benchmarking of kernel hot paths")]
+#[command(
+    name = "kbench",
+    version,
+    about = "Rigorous A/B benchmarking of kernel hot paths"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,7 +76,11 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            let code = if e.downcast_ref::<error::UsageError>().is_some() { 2 } else { 1 };
+            let code = if e.downcast_ref::<error::UsageError>().is_some() {
+                2
+            } else {
+                1
+            };
             eprintln!("kbench: {e:#}");
             ExitCode::from(code)
         }

@@ -76,7 +76,11 @@ fn json_record(args: &[&str]) -> serde_json::Value {
     let mut full = vec!["bench", "--json"];
     full.extend_from_slice(args);
     let out = kbench(&full);
-    assert!(out.status.success(), "kbench {full:?}: {}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kbench {full:?}: {}",
+        text(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("one JSON record")
 }
 
@@ -86,28 +90,70 @@ fn default_and_simple_layouts_match_perf() {
         return;
     }
     let cases: &[(&[&str], &[&str])] = &[
-        (&["sched", "messaging", "-g", "2", "-l", "20"], &["sched", "messaging", "-g", "2", "-l", "20"]),
-        (&["sched", "messaging", "-t", "-p", "-g", "1", "-l", "10"], &["sched", "messaging", "-t", "-p", "-g", "1", "-l", "10"]),
-        (&["sched", "messaging", "-g", "0"], &["sched", "messaging", "-g", "0"]),
-        (&["sched", "pipe", "-l", "2000", "--pingpong"], &["sched", "pipe", "-l", "2000"]),
-        (&["sched", "pipe", "-T", "-l", "2000", "--pingpong"], &["sched", "pipe", "-T", "-l", "2000"]),
-        (&["sched", "pipe", "-l", "0", "--pingpong"], &["sched", "pipe", "-l", "0"]),
-        (&["sched", "pipe", "-l", "-5"], &["sched", "pipe", "-l", "-5"]),
-        (&["-f", "simple", "sched", "pipe", "-l", "2000"], &["-f", "simple", "sched", "pipe", "-l", "2000"]),
-        (&["-f", "simple", "sched", "messaging", "-g", "1", "-l", "5"], &["-f", "simple", "sched", "messaging", "-g", "1", "-l", "5"]),
-        (&["-r", "3", "sched", "messaging", "-g", "1", "-l", "5"], &["-r", "3", "sched", "messaging", "-g", "1", "-l", "5"]),
-        (&["sched", "pipe", "--lo", "100", "extra_arg"], &["sched", "pipe", "--lo", "100", "extra_arg"]),
+        (
+            &["sched", "messaging", "-g", "2", "-l", "20"],
+            &["sched", "messaging", "-g", "2", "-l", "20"],
+        ),
+        (
+            &["sched", "messaging", "-t", "-p", "-g", "1", "-l", "10"],
+            &["sched", "messaging", "-t", "-p", "-g", "1", "-l", "10"],
+        ),
+        (
+            &["sched", "messaging", "-g", "0"],
+            &["sched", "messaging", "-g", "0"],
+        ),
+        (
+            &["sched", "pipe", "-l", "2000", "--pingpong"],
+            &["sched", "pipe", "-l", "2000"],
+        ),
+        (
+            &["sched", "pipe", "-T", "-l", "2000", "--pingpong"],
+            &["sched", "pipe", "-T", "-l", "2000"],
+        ),
+        (
+            &["sched", "pipe", "-l", "0", "--pingpong"],
+            &["sched", "pipe", "-l", "0"],
+        ),
+        (
+            &["sched", "pipe", "-l", "-5"],
+            &["sched", "pipe", "-l", "-5"],
+        ),
+        (
+            &["-f", "simple", "sched", "pipe", "-l", "2000"],
+            &["-f", "simple", "sched", "pipe", "-l", "2000"],
+        ),
+        (
+            &["-f", "simple", "sched", "messaging", "-g", "1", "-l", "5"],
+            &["-f", "simple", "sched", "messaging", "-g", "1", "-l", "5"],
+        ),
+        (
+            &["-r", "3", "sched", "messaging", "-g", "1", "-l", "5"],
+            &["-r", "3", "sched", "messaging", "-g", "1", "-l", "5"],
+        ),
+        (
+            &["sched", "pipe", "--lo", "100", "extra_arg"],
+            &["sched", "pipe", "--lo", "100", "extra_arg"],
+        ),
     ];
     for (ours, theirs) in cases {
         let mut kb_args = vec!["bench"];
         kb_args.extend_from_slice(ours);
         let kb = kbench(&kb_args);
         let pf = perf(theirs);
-        assert_eq!(kb.status.code(), pf.status.code(), "exit of {ours:?}: {}", text(&kb.stderr));
+        assert_eq!(
+            kb.status.code(),
+            pf.status.code(),
+            "exit of {ours:?}: {}",
+            text(&kb.stderr)
+        );
         let (kb_out, pf_out) = (text(&kb.stdout), text(&pf.stdout));
         // Pipe's "inf usecs/op" for -l 0 has no number to mask; the rest must agree.
         assert_eq!(masked(&kb_out), masked(&pf_out), "stdout of {ours:?}");
-        assert_eq!(fixed_width_lines(&kb_out), fixed_width_lines(&pf_out), "widths of {ours:?}");
+        assert_eq!(
+            fixed_width_lines(&kb_out),
+            fixed_width_lines(&pf_out),
+            "widths of {ours:?}"
+        );
         assert_eq!(text(&kb.stderr), text(&pf.stderr), "stderr of {ours:?}");
     }
 }
@@ -149,7 +195,10 @@ fn pipe_help_is_perfs_layout_with_the_newer_options() {
     if !perf_present() {
         return;
     }
-    for args in [&["sched", "pipe", "-x"][..], &["-f", "simple", "sched", "pipe", "-x"]] {
+    for args in [
+        &["sched", "pipe", "-x"][..],
+        &["-f", "simple", "sched", "pipe", "-x"],
+    ] {
         let mut kb_args = vec!["bench"];
         kb_args.extend_from_slice(args);
         let (kb, pf) = (kbench(&kb_args), perf(args));
@@ -157,9 +206,14 @@ fn pipe_help_is_perfs_layout_with_the_newer_options() {
         assert_eq!(text(&kb.stdout), text(&pf.stdout));
         let (ours, theirs) = (text(&kb.stderr), text(&pf.stderr));
         for line in theirs.lines() {
-            assert!(ours.lines().any(|l| l == line), "perf's line {line:?} missing from {ours}");
+            assert!(
+                ours.lines().any(|l| l == line),
+                "perf's line {line:?} missing from {ours}"
+            );
         }
-        assert!(ours.contains("    -G, --cgroups <SEND,RECV>\n                          Put sender"));
+        assert!(
+            ours.contains("    -G, --cgroups <SEND,RECV>\n                          Put sender")
+        );
         assert!(ours.contains("        --pingpong        "));
     }
 }
@@ -174,7 +228,18 @@ fn pingpong_does_the_same_context_switches_as_perf_and_symmetric_about_half() {
     let loops = "20000";
     let switches = |program: &str, args: &[&str]| -> f64 {
         let out = Command::new("taskset")
-            .args(["-c", "0", "/usr/bin/perf", "stat", "-x", ",", "-e", "context-switches", "--", program])
+            .args([
+                "-c",
+                "0",
+                "/usr/bin/perf",
+                "stat",
+                "-x",
+                ",",
+                "-e",
+                "context-switches",
+                "--",
+                program,
+            ])
             .args(args)
             .output()
             .expect("perf stat");
@@ -183,10 +248,17 @@ fn pingpong_does_the_same_context_switches_as_perf_and_symmetric_about_half() {
             .lines()
             .find(|l| l.contains("context-switches"))
             .unwrap_or_else(|| panic!("no count in {stderr}"));
-        line.split(',').next().unwrap().parse::<f64>().expect("a count")
+        line.split(',')
+            .next()
+            .unwrap()
+            .parse::<f64>()
+            .expect("a count")
     };
     let perf_csw = switches("/usr/bin/perf", &["bench", "sched", "pipe", "-l", loops]);
-    let ours_pingpong = switches(kbench_bin(), &["bench", "sched", "pipe", "-l", loops, "--pingpong"]);
+    let ours_pingpong = switches(
+        kbench_bin(),
+        &["bench", "sched", "pipe", "-l", loops, "--pingpong"],
+    );
     let ours_symmetric = switches(kbench_bin(), &["bench", "sched", "pipe", "-l", loops]);
     let per_op = |c: f64| c / 20_000.0;
     eprintln!(
@@ -196,23 +268,39 @@ fn pingpong_does_the_same_context_switches_as_perf_and_symmetric_about_half() {
         per_op(ours_symmetric)
     );
     let ratio = ours_pingpong / perf_csw;
-    assert!((0.9..1.1).contains(&ratio), "pingpong/perf switches = {ratio}");
+    assert!(
+        (0.9..1.1).contains(&ratio),
+        "pingpong/perf switches = {ratio}"
+    );
     // Upstream measured about half as many switches unpinned on bare metal; pinned on
     // this kind of VM it is about 0.85. Either way strictly fewer than ping-pong.
-    assert!(ours_symmetric < 0.95 * ours_pingpong, "symmetric should switch less often");
+    assert!(
+        ours_symmetric < 0.95 * ours_pingpong,
+        "symmetric should switch less often"
+    );
     // kbench's own record counts the same switches through getrusage.
     let rec = json_record(&["sched", "pipe", "-l", loops, "--pingpong"]);
     assert_eq!(rec["variant"], "pingpong");
-    let recorded = ["self_voluntary_csw", "self_involuntary_csw", "children_voluntary_csw", "children_involuntary_csw"]
-        .iter()
-        .map(|k| rec["rusage"][k].as_u64().unwrap())
-        .sum::<u64>();
+    let recorded = [
+        "self_voluntary_csw",
+        "self_involuntary_csw",
+        "children_voluntary_csw",
+        "children_involuntary_csw",
+    ]
+    .iter()
+    .map(|k| rec["rusage"][k].as_u64().unwrap())
+    .sum::<u64>();
     assert!(recorded > 0);
 }
 
 #[test]
 fn messaging_moves_groups_x_20_x_20_x_loops_x_100_bytes() {
-    for (groups, loops, extra) in [(1u64, 7u64, &[][..]), (2, 5, &["-p"][..]), (2, 3, &["-t"][..]), (1, 4, &["-t", "-p"][..])] {
+    for (groups, loops, extra) in [
+        (1u64, 7u64, &[][..]),
+        (2, 5, &["-p"][..]),
+        (2, 3, &["-t"][..]),
+        (1, 4, &["-t", "-p"][..]),
+    ] {
         let (g, l) = (groups.to_string(), loops.to_string());
         let mut args = vec!["sched", "messaging", "-g", &g, "-l", &l];
         args.extend_from_slice(extra);
@@ -247,7 +335,17 @@ fn json_record_carries_parameters_variant_rusage_cpus_and_timestamps() {
 #[test]
 fn pinned_run_records_only_the_pinned_cpu() {
     let out = Command::new("taskset")
-        .args(["-c", "1", kbench_bin(), "bench", "--json", "sched", "pipe", "-l", "2000"])
+        .args([
+            "-c",
+            "1",
+            kbench_bin(),
+            "bench",
+            "--json",
+            "sched",
+            "pipe",
+            "-l",
+            "2000",
+        ])
         .output()
         .expect("taskset");
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -260,17 +358,31 @@ fn pinned_run_records_only_the_pinned_cpu() {
 
 #[test]
 fn seccomp_notify_runs_unprivileged_semantics_and_sync_mode() {
-    for args in [&["sched", "seccomp-notify", "-l", "2000"][..], &["sched", "seccomp-notify", "-l", "2000", "-s"]] {
+    for args in [
+        &["sched", "seccomp-notify", "-l", "2000"][..],
+        &["sched", "seccomp-notify", "-l", "2000", "-s"],
+    ] {
         let rec = json_record(args);
         assert_eq!(rec["ops"], 2000);
         assert_eq!(rec["params"]["sync-mode"], args.len() == 5);
         let tasks = rec["tasks"].as_array().unwrap();
         assert_eq!(tasks[0]["task"], "supervisor");
-        assert!(!tasks[1]["cpus"].as_array().unwrap().is_empty(), "the target recorded its CPUs");
+        assert!(
+            !tasks[1]["cpus"].as_array().unwrap().is_empty(),
+            "the target recorded its CPUs"
+        );
     }
     // The coordinator is not left filtered: a second benchmark in the same process
     // (sched all runs seccomp-notify then exits; here pipe after it) is unaffected.
-    let out = kbench(&["bench", "-f", "simple", "sched", "seccomp-notify", "-l", "100"]);
+    let out = kbench(&[
+        "bench",
+        "-f",
+        "simple",
+        "sched",
+        "seccomp-notify",
+        "-l",
+        "100",
+    ]);
     assert!(out.status.success());
 }
 
@@ -298,7 +410,15 @@ fn bad_values_are_errors_never_panics() {
         &["bench", "-f", "bogus", "sched", "pipe"],
         &["bench", "-r", "0", "sched", "pipe"],
         &["bench", "sched", "pipe", "-G", "nocomma", "-l", "10"],
-        &["bench", "sched", "pipe", "-G", "does-not-exist-a,does-not-exist-b", "-l", "10"],
+        &[
+            "bench",
+            "sched",
+            "pipe",
+            "-G",
+            "does-not-exist-a,does-not-exist-b",
+            "-l",
+            "10",
+        ],
         &["bench", "sched", "messaging", "-g", "99999999999"],
         &["bench", "sched", "seccomp-notify", "-l", "-1"],
         &["bench", "sched", "pipe", "-l"],
@@ -308,7 +428,10 @@ fn bad_values_are_errors_never_panics() {
         let stderr = text(&out.stderr);
         assert!(!out.status.success(), "{args:?} should fail");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(!stderr.is_empty() || !out.stdout.is_empty(), "{args:?} said nothing");
+        assert!(
+            !stderr.is_empty() || !out.stdout.is_empty(),
+            "{args:?} said nothing"
+        );
     }
     let bogus = kbench(&["bench", "-f", "bogus", "sched", "pipe"]);
     assert_eq!(bogus.status.code(), Some(2));
@@ -328,7 +451,10 @@ fn lowered_nofile_limit_is_refused_before_any_fork() {
         )
     } else {
         eprintln!("strace missing: checking the message only");
-        format!("ulimit -n 24; exec {} bench sched messaging -g 3 -l 1", kbench_bin())
+        format!(
+            "ulimit -n 24; exec {} bench sched messaging -g 3 -l 1",
+            kbench_bin()
+        )
     };
     let out = Command::new("sh").args(["-c", &script]).output().unwrap();
     let stderr = text(&out.stderr);
@@ -338,11 +464,20 @@ fn lowered_nofile_limit_is_refused_before_any_fork() {
     assert!(stderr.contains("needs "), "{stderr}");
     if strace {
         let forks = std::fs::read_to_string(&trace_path).unwrap();
-        assert!(!forks.contains("clone") && !forks.contains("fork"), "forked: {forks}");
+        assert!(
+            !forks.contains("clone") && !forks.contains("fork"),
+            "forked: {forks}"
+        );
     }
     // Thread mode needs 40 descriptors a group.
     let out = Command::new("sh")
-        .args(["-c", &format!("ulimit -n 100; exec {} bench sched messaging -t -g 3 -l 1", kbench_bin())])
+        .args([
+            "-c",
+            &format!(
+                "ulimit -n 100; exec {} bench sched messaging -t -g 3 -l 1",
+                kbench_bin()
+            ),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -357,7 +492,10 @@ fn children_of(parent: u32) -> Vec<u32> {
         .filter(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
-                .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string)))
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string))
+                })
                 .flatten()
                 .and_then(|ppid| ppid.parse::<u32>().ok())
                 == Some(parent)
@@ -416,9 +554,16 @@ fn sigint_and_sigterm_kill_and_reap_every_worker() {
         // SAFETY: plain kill(2) of our own child.
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(128 + signal), "exit after signal {signal}");
+        assert_eq!(
+            status.code(),
+            Some(128 + signal),
+            "exit after signal {signal}"
+        );
         let left: Vec<u32> = workers.iter().copied().filter(|&p| !is_gone(p)).collect();
-        assert!(left.is_empty(), "workers left after signal {signal}: {left:?}");
+        assert!(
+            left.is_empty(),
+            "workers left after signal {signal}: {left:?}"
+        );
     }
 }
 
@@ -427,7 +572,9 @@ fn sigkill_of_the_coordinator_leaves_no_worker() {
     let (mut child, workers) = start_long_messaging();
     child.kill().unwrap();
     child.wait().unwrap();
-    let all_gone = wait_until(Duration::from_secs(20), || workers.iter().all(|&p| is_gone(p)));
+    let all_gone = wait_until(Duration::from_secs(20), || {
+        workers.iter().all(|&p| is_gone(p))
+    });
     assert!(all_gone, "workers survived SIGKILL of the coordinator");
 }
 
@@ -474,11 +621,16 @@ fn cgroups_option_moves_each_worker_into_its_cgroup_v2() {
         return;
     };
     let root = Path::new(&root);
-    let (send, recv) = (format!("kbench-test-send-{}", std::process::id()), format!("kbench-test-recv-{}", std::process::id()));
+    let (send, recv) = (
+        format!("kbench-test-send-{}", std::process::id()),
+        format!("kbench-test-recv-{}", std::process::id()),
+    );
     std::fs::create_dir(root.join(&send)).unwrap();
     std::fs::create_dir(root.join(&recv)).unwrap();
     let spec = format!("{send},{recv}");
-    let out = kbench(&["bench", "--json", "sched", "pipe", "-l", "20000", "-G", &spec]);
+    let out = kbench(&[
+        "bench", "--json", "sched", "pipe", "-l", "20000", "-G", &spec,
+    ]);
     let usage = |name: &str| -> u64 {
         std::fs::read_to_string(root.join(name).join("cpu.stat"))
             .unwrap_or_default()
@@ -495,5 +647,8 @@ fn cgroups_option_moves_each_worker_into_its_cgroup_v2() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rec["params"]["cgroups"], spec.as_str());
-    assert!(send_us > 0 && recv_us > 0, "cpu time in SEND {send_us} us, RECV {recv_us} us");
+    assert!(
+        send_us > 0 && recv_us > 0,
+        "cpu time in SEND {send_us} us, RECV {recv_us} us"
+    );
 }

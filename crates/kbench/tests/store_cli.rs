@@ -68,10 +68,28 @@ fn row<'a>(report: &'a serde_json::Value, workload: &str, metric: &str) -> &'a s
 #[test]
 fn run_list_show_compare_export_import_round_trip() {
     let db = Db::new();
-    let summary = db.ok(&["run", "--label", "base", "--runs", "5", "--seed", "7", "messaging:-g 1 -l 10", "pipe:-l 1000"]);
+    let summary = db.ok(&[
+        "run",
+        "--label",
+        "base",
+        "--runs",
+        "5",
+        "--seed",
+        "7",
+        "messaging:-g 1 -l 10",
+        "pipe:-l 1000",
+    ]);
     assert!(summary.contains("seed 7"), "{summary}");
     assert!(summary.contains("messaging:-g 1 -l 10"));
-    db.ok(&["run", "--label", "new", "--runs", "5", "messaging:-g 1 -l 10", "pipe:-l 1000"]);
+    db.ok(&[
+        "run",
+        "--label",
+        "new",
+        "--runs",
+        "5",
+        "messaging:-g 1 -l 10",
+        "pipe:-l 1000",
+    ]);
     // 2 workloads x (5 measured + 1 warm-up) per label.
     assert_eq!(db.count("SELECT count(*) FROM runs"), 24);
     assert_eq!(db.count("SELECT count(*) FROM runs WHERE warmup = 1"), 4);
@@ -81,22 +99,42 @@ fn run_list_show_compare_export_import_round_trip() {
     let list = db.ok(&["list"]);
     assert!(list.contains("base") && list.contains("new"), "{list}");
     let show = db.ok(&["show", "base"]);
-    assert!(show.contains("sched/pipe") && show.contains("usecs_per_op"), "{show}");
+    assert!(
+        show.contains("sched/pipe") && show.contains("usecs_per_op"),
+        "{show}"
+    );
 
-    let report = db.json(&["compare", "base", "new", "--format", "json", "--delta", "50"]);
+    let report = db.json(&[
+        "compare", "base", "new", "--format", "json", "--delta", "50",
+    ]);
     let pipe = row(&report, "sched/pipe", "usecs_per_op");
     assert_eq!(pipe["n_a"], 5);
     assert_eq!(pipe["n_b"], 5);
-    for key in ["shift_pct", "ci_low_pct", "ci_high_pct", "p_value", "verdict", "diagnostics"] {
+    for key in [
+        "shift_pct",
+        "ci_low_pct",
+        "ci_high_pct",
+        "p_value",
+        "verdict",
+        "diagnostics",
+    ] {
         assert!(pipe.get(key).is_some(), "missing {key}");
     }
     assert!(report["environment_differences"].is_array());
 
     let text_report = db.ok(&["compare", "base", "new"]);
-    assert!(text_report.lines().all(|l| l.chars().count() <= 80), "{text_report}");
-    assert!(text_report.contains("kbench compare base new"), "ends with how to reproduce");
+    assert!(
+        text_report.lines().all(|l| l.chars().count() <= 80),
+        "{text_report}"
+    );
+    assert!(
+        text_report.contains("kbench compare base new"),
+        "ends with how to reproduce"
+    );
     for format in ["markdown", "csv"] {
-        assert!(db.ok(&["compare", "base", "new", "--format", format]).contains("sched/pipe"));
+        assert!(db
+            .ok(&["compare", "base", "new", "--format", format])
+            .contains("sched/pipe"));
     }
 
     // Export and re-import: the same values under a new label.
@@ -115,49 +153,126 @@ fn run_list_show_compare_export_import_round_trip() {
 #[test]
 fn different_parameters_are_never_pooled_and_say_so() {
     let db = Db::new();
-    db.ok(&["run", "--label", "a", "--runs", "3", "--warmup", "0", "pipe:-l 1000"]);
-    db.ok(&["run", "--label", "b", "--runs", "3", "--warmup", "0", "pipe:-l 2000"]);
-    db.ok(&["run", "--label", "c", "--runs", "3", "--warmup", "0", "pipe:-l 1000 --pingpong"]);
+    db.ok(&[
+        "run",
+        "--label",
+        "a",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "pipe:-l 1000",
+    ]);
+    db.ok(&[
+        "run",
+        "--label",
+        "b",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "pipe:-l 2000",
+    ]);
+    db.ok(&[
+        "run",
+        "--label",
+        "c",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "pipe:-l 1000 --pingpong",
+    ]);
     let ab = db.json(&["compare", "a", "b", "--format", "json"]);
     assert!(ab["rows"].as_array().unwrap().is_empty());
     let said = ab["not_compared"].to_string();
-    assert!(said.contains("parameters differ") && said.contains("loop 1000 in a, 2000 in b"), "{said}");
+    assert!(
+        said.contains("parameters differ") && said.contains("loop 1000 in a, 2000 in b"),
+        "{said}"
+    );
     let ac = db.json(&["compare", "a", "c", "--format", "json"]);
-    assert!(ac["not_compared"].to_string().contains("variants differ"), "{ac}");
+    assert!(
+        ac["not_compared"].to_string().contains("variants differ"),
+        "{ac}"
+    );
 }
 
 #[test]
 fn ab_detects_a_large_known_difference_and_not_a_false_one() {
     let db = Db::new();
     let report = db.json(&[
-        "ab", "--runs", "8", "--format", "json", "--label-a", "l10", "--label-b", "l40",
-        "messaging:-g 1 -l 10", "messaging:-g 1 -l 40",
+        "ab",
+        "--runs",
+        "8",
+        "--format",
+        "json",
+        "--label-a",
+        "l10",
+        "--label-b",
+        "l40",
+        "messaging:-g 1 -l 10",
+        "messaging:-g 1 -l 40",
     ]);
     let total = row(&report, "ab", "total_sec");
     assert_eq!(total["verdict"], "regression", "{total}");
     assert!(total["shift_pct"].as_f64().unwrap() > 50.0);
 
     let same = db.json(&[
-        "ab", "--runs", "8", "--format", "json", "--delta", "50", "--label-a", "x", "--label-b", "y",
-        "messaging:-g 1 -l 20", "messaging:-g 1 -l 20",
+        "ab",
+        "--runs",
+        "8",
+        "--format",
+        "json",
+        "--delta",
+        "50",
+        "--label-a",
+        "x",
+        "--label-b",
+        "y",
+        "messaging:-g 1 -l 20",
+        "messaging:-g 1 -l 20",
     ]);
-    let verdict = row(&same, "ab", "total_sec")["verdict"].as_str().unwrap().to_string();
-    assert!(verdict != "regression" && verdict != "improvement", "identical commands judged {verdict}");
+    let verdict = row(&same, "ab", "total_sec")["verdict"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        verdict != "regression" && verdict != "improvement",
+        "identical commands judged {verdict}"
+    );
     // ABBA: the run order alternates A B, B A, ...
     let conn = db.sqlite();
     let mut stmt = conn
         .prepare("SELECT s.label FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.label IN ('x','y') AND r.warmup = 0 ORDER BY r.start_unix_ns")
         .unwrap();
-    let order: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let order: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(&order[..4], ["x", "y", "y", "x"]);
 }
 
 #[test]
 fn ab_of_shell_commands_and_fail_on() {
     let db = Db::new();
-    let out = db.kbench(&["ab", "--runs", "6", "--label-a", "fast", "--label-b", "slow", "sleep 0.01", "sleep 0.05"]);
+    let out = db.kbench(&[
+        "ab",
+        "--runs",
+        "6",
+        "--label-a",
+        "fast",
+        "--label-b",
+        "slow",
+        "sleep 0.01",
+        "sleep 0.05",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("REGRESSION"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("REGRESSION"),
+        "{}",
+        text(&out.stdout)
+    );
     let fail = db.kbench(&["compare", "fast", "slow", "--fail-on", "regression"]);
     assert_eq!(fail.status.code(), Some(1));
     let fine = db.kbench(&["compare", "slow", "fast", "--fail-on", "regression"]);
@@ -169,14 +284,39 @@ fn exec_records_failures_and_never_averages_them_in() {
     let db = Db::new();
     let script = "test -e \"$0.flag\" && exit 3; touch \"$0.flag\"; exit 0";
     let marker = db.path.with_file_name("marker");
-    let out = db.kbench(&["exec", "--label", "x", "--runs", "3", "--", "sh", "-c", script, marker.to_str().unwrap()]);
+    let out = db.kbench(&[
+        "exec",
+        "--label",
+        "x",
+        "--runs",
+        "3",
+        "--",
+        "sh",
+        "-c",
+        script,
+        marker.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(1), "a failed run makes exec fail");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("run 2 exited with status 3") && stdout.contains("run 3 exited with status 3"), "{stdout}");
-    assert_eq!(db.count("SELECT count(*) FROM runs WHERE exit_status = 3"), 2);
-    assert_eq!(db.count("SELECT count(*) FROM run_values WHERE metric = 'wall_sec'"), 3);
+    assert!(
+        stdout.contains("run 2 exited with status 3")
+            && stdout.contains("run 3 exited with status 3"),
+        "{stdout}"
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM runs WHERE exit_status = 3"),
+        2
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM run_values WHERE metric = 'wall_sec'"),
+        3
+    );
     let show = db.ok(&["show", "x"]);
-    assert!(show.lines().any(|l| l.contains("wall_sec") && l.trim_end().ends_with('s') && l.contains(" 1 ")), "{show}");
+    assert!(
+        show.lines()
+            .any(|l| l.contains("wall_sec") && l.trim_end().ends_with('s') && l.contains(" 1 ")),
+        "{show}"
+    );
 }
 
 fn perf_present() -> bool {
@@ -202,7 +342,10 @@ fn imports_real_perf_output_and_compares_it() {
     let db = Db::new();
     let mut bench = String::new();
     for _ in 0..3 {
-        bench.push_str(&capture("/usr/bin/perf", &["bench", "sched", "pipe", "-l", "2000"]));
+        bench.push_str(&capture(
+            "/usr/bin/perf",
+            &["bench", "sched", "pipe", "-l", "2000"],
+        ));
     }
     let file = db.path.with_file_name("perf-bench.txt");
     std::fs::write(&file, &bench).unwrap();
@@ -213,7 +356,23 @@ fn imports_real_perf_output_and_compares_it() {
     assert_eq!(r["n_a"], 3);
     assert_eq!(r["median_a"], r["median_b"]);
 
-    let stat = capture("/usr/bin/perf", &["stat", "-r", "3", "--", "/usr/bin/perf", "bench", "sched", "messaging", "-g", "1", "-l", "5"]);
+    let stat = capture(
+        "/usr/bin/perf",
+        &[
+            "stat",
+            "-r",
+            "3",
+            "--",
+            "/usr/bin/perf",
+            "bench",
+            "sched",
+            "messaging",
+            "-g",
+            "1",
+            "-l",
+            "5",
+        ],
+    );
     let stat_file = db.path.with_file_name("perf-stat.txt");
     std::fs::write(&stat_file, &stat).unwrap();
     db.ok(&["import", stat_file.to_str().unwrap(), "--label", "stat-a"]);
@@ -222,7 +381,11 @@ fn imports_real_perf_output_and_compares_it() {
     let rows = report["rows"].as_array().unwrap();
     assert!(!rows.is_empty(), "{report}");
     assert!(rows.iter().all(|r| r["summary_based"] == true));
-    assert!(rows.iter().any(|r| r["metric"].as_str().unwrap().contains("time_elapsed")), "{report}");
+    assert!(
+        rows.iter()
+            .any(|r| r["metric"].as_str().unwrap().contains("time_elapsed")),
+        "{report}"
+    );
 }
 
 #[test]
@@ -242,10 +405,22 @@ fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
     assert!(!db.ok(&["list"]).contains("bad"));
 
     let not_db = db.path.with_file_name("not.db");
-    std::fs::write(&not_db, "this is not SQLite, just text that is long enough to look like a header").unwrap();
-    let out = Command::new(kbench_bin()).args(["list", "--db", not_db.to_str().unwrap()]).output().unwrap();
+    std::fs::write(
+        &not_db,
+        "this is not SQLite, just text that is long enough to look like a header",
+    )
+    .unwrap();
+    let out = Command::new(kbench_bin())
+        .args(["list", "--db", not_db.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stderr).lines().count(), 1, "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
 
     for args in [
         &["compare", "nosuch", "other"][..],
@@ -270,7 +445,16 @@ fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
 fn kill_9_during_a_run_leaves_a_sound_database_with_every_finished_run() {
     let db = Db::new();
     let mut child = Command::new(kbench_bin())
-        .args(["run", "--label", "killed", "--runs", "10000", "--warmup", "0", "pipe:-l 500"])
+        .args([
+            "run",
+            "--label",
+            "killed",
+            "--runs",
+            "10000",
+            "--warmup",
+            "0",
+            "pipe:-l 500",
+        ])
         .env("KBENCH_DB", &db.path)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -278,7 +462,10 @@ fn kill_9_during_a_run_leaves_a_sound_database_with_every_finished_run() {
         .unwrap();
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(60) {
-        let runs = db.sqlite().query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)).unwrap_or(0);
+        let runs = db
+            .sqlite()
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))
+            .unwrap_or(0);
         if runs >= 5 {
             break;
         }
@@ -287,7 +474,9 @@ fn kill_9_during_a_run_leaves_a_sound_database_with_every_finished_run() {
     child.kill().unwrap();
     child.wait().unwrap();
     let conn = db.sqlite();
-    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(check, "ok");
     let runs = db.count("SELECT count(*) FROM runs");
     assert!(runs >= 5, "{runs} runs survived");
@@ -295,7 +484,16 @@ fn kill_9_during_a_run_leaves_a_sound_database_with_every_finished_run() {
     assert_eq!(db.count("SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM run_values v WHERE v.run_id = r.id)"), 0);
     assert_eq!(db.count("SELECT count(*) FROM run_values"), 2 * runs);
     // The database stays usable after the crash.
-    db.ok(&["run", "--label", "after", "--runs", "2", "--warmup", "0", "pipe:-l 500"]);
+    db.ok(&[
+        "run",
+        "--label",
+        "after",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "pipe:-l 500",
+    ]);
     assert!(db.ok(&["show", "killed"]).contains("usecs_per_op"));
 }
 
@@ -304,7 +502,17 @@ fn two_concurrent_writers_share_one_database() {
     let db = Db::new();
     let spawn = |label: &str| {
         Command::new(kbench_bin())
-            .args(["run", "--label", label, "--runs", "15", "--warmup", "0", "pipe:-l 300", "messaging:-g 1 -l 2"])
+            .args([
+                "run",
+                "--label",
+                label,
+                "--runs",
+                "15",
+                "--warmup",
+                "0",
+                "pipe:-l 300",
+                "messaging:-g 1 -l 2",
+            ])
             .env("KBENCH_DB", &db.path)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -323,10 +531,23 @@ fn two_concurrent_writers_share_one_database() {
 #[test]
 fn pinned_runs_record_the_pinning_and_the_cpus_used() {
     let db = Db::new();
-    db.ok(&["run", "--label", "pinned", "--runs", "2", "--warmup", "0", "--cpus", "1", "pipe:-l 500"]);
+    db.ok(&[
+        "run",
+        "--label",
+        "pinned",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--cpus",
+        "1",
+        "pipe:-l 500",
+    ]);
     let conn = db.sqlite();
     let (pinned, used): (String, String) = conn
-        .query_row("SELECT pinned_cpus, cpus_used FROM runs LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row("SELECT pinned_cpus, cpus_used FROM runs LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .unwrap();
     assert_eq!(pinned, "1");
     assert_eq!(used, "1");

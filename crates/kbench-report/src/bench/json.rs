@@ -15,7 +15,8 @@ impl RunFormat for JsonFormat {
 
     fn render(&self, record: &RunRecord) -> String {
         // A RunRecord holds only strings, numbers and maps: serialisation cannot fail.
-        let line = serde_json::to_string(record).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+        let line =
+            serde_json::to_string(record).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
         format!("{line}\n")
     }
 }

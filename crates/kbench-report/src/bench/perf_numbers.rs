@@ -42,7 +42,12 @@ pub fn c_int_cast(value: f64) -> i32 {
 pub fn c_14lf(value: f64) -> String {
     let text = if value.is_nan() {
         // x86-64 produces the negative quiet NaN for 0.0/0.0; glibc prints its sign.
-        if value.is_sign_negative() { "-nan" } else { "nan" }.to_string()
+        if value.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .to_string()
     } else if value.is_infinite() {
         if value > 0.0 { "inf" } else { "-inf" }.to_string()
     } else {

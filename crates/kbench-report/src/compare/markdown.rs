@@ -39,9 +39,25 @@ impl CompareFormat for MarkdownFormat {
             ));
         }
         let lists = [
-            ("Diagnostics", r.rows.iter().flat_map(|row| row.diagnostics.iter().map(move |d| format!("{} {}: {d}", row.workload, row.metric))).collect::<Vec<_>>()),
+            (
+                "Diagnostics",
+                r.rows
+                    .iter()
+                    .flat_map(|row| {
+                        row.diagnostics
+                            .iter()
+                            .map(move |d| format!("{} {}: {d}", row.workload, row.metric))
+                    })
+                    .collect::<Vec<_>>(),
+            ),
             ("Not compared", r.not_compared.clone()),
-            ("Environment differences", r.environment_differences.iter().map(|d| format!("{}: `{}` → `{}`", d.key, d.base, d.new)).collect()),
+            (
+                "Environment differences",
+                r.environment_differences
+                    .iter()
+                    .map(|d| format!("{}: `{}` → `{}`", d.key, d.base, d.new))
+                    .collect(),
+            ),
             ("Notes", r.notes.clone()),
         ];
         for (title, items) in lists {

@@ -87,7 +87,11 @@ pub fn figure(value: Option<f64>) -> String {
         None => "-".into(),
         Some(v) if !v.is_finite() => v.to_string(),
         Some(v) => {
-            let magnitude = if v == 0.0 { 0 } else { v.abs().log10().floor() as i32 };
+            let magnitude = if v == 0.0 {
+                0
+            } else {
+                v.abs().log10().floor() as i32
+            };
             let decimals = (4 - magnitude).clamp(0, 9) as usize;
             format!("{v:.decimals$}")
         }
@@ -96,7 +100,9 @@ pub fn figure(value: Option<f64>) -> String {
 
 /// A signed percentage, `+1.29%`.
 pub fn percent(value: Option<f64>) -> String {
-    value.map(|v| format!("{v:+.2}%")).unwrap_or_else(|| "-".into())
+    value
+        .map(|v| format!("{v:+.2}%"))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// A p-value in at most six characters.

@@ -8,18 +8,21 @@ const WIDTH: usize = 80;
 impl CompareFormat for TextFormat {
     fn render(&self, r: &CompareReport) -> String {
         let mut out = String::new();
-        out.push_str(&wrap(&format!(
-            "kbench compare: {} ({} runs, {} boot{}) -> {} ({} runs, {} boot{}), delta {}%",
-            r.base,
-            r.base_runs,
-            r.base_boots,
-            plural(r.base_boots),
-            r.new,
-            r.new_runs,
-            r.new_boots,
-            plural(r.new_boots),
-            r.delta_pct
-        ), ""));
+        out.push_str(&wrap(
+            &format!(
+                "kbench compare: {} ({} runs, {} boot{}) -> {} ({} runs, {} boot{}), delta {}%",
+                r.base,
+                r.base_runs,
+                r.base_boots,
+                plural(r.base_boots),
+                r.new,
+                r.new_runs,
+                r.new_boots,
+                plural(r.new_boots),
+                r.delta_pct
+            ),
+            "",
+        ));
         out.push('\n');
         for row in &r.rows {
             out.push_str(&row_text(row));
@@ -64,7 +67,11 @@ fn row_text(row: &CompareRow) -> String {
         percent(row.ci_low_pct),
         percent(row.ci_high_pct),
     ));
-    let mut verdict = format!("  p {}  {}", p_text(row.p_value), row.verdict.to_uppercase());
+    let mut verdict = format!(
+        "  p {}  {}",
+        p_text(row.p_value),
+        row.verdict.to_uppercase()
+    );
     if let Some(runs) = row.runs_needed {
         verdict.push_str(&format!(": about {runs} runs per side would settle it"));
     }

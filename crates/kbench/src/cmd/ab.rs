@@ -61,7 +61,13 @@ impl Side {
             Side::Workload(spec) => Ok(match run_workload(spec, cpus) {
                 Ok(record) => {
                     let used = kbench_sys::format_cpulist(&record.cpus_used);
-                    kbench_store::record::stored_run(&record, index, warmup, cpus.map(str::to_string), used)
+                    kbench_store::record::stored_run(
+                        &record,
+                        index,
+                        warmup,
+                        cpus.map(str::to_string),
+                        used,
+                    )
                 }
                 Err(message) => {
                     eprintln!("kbench: {message}");
@@ -78,7 +84,10 @@ impl Side {
             }),
             Side::Shell(command) => {
                 let argv = vec!["sh".to_string(), "-c".to_string(), command.clone()];
-                let cpus: Option<Vec<u32>> = cpus.map(kbench_sys::parse_cpulist).transpose().or_else(|e| usage(e.to_string()))?;
+                let cpus: Option<Vec<u32>> = cpus
+                    .map(kbench_sys::parse_cpulist)
+                    .transpose()
+                    .or_else(|e| usage(e.to_string()))?;
                 let run = run_command(&argv, false, cpus.as_deref()).or_else(usage)?;
                 Ok(stored_command_run(&argv, &run, index, warmup, None))
             }
@@ -94,8 +103,14 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         return usage("--delta takes a percentage in (0, 100)");
     }
     let stamp = session::unix_now_ns() / 1_000_000_000;
-    let label_a = args.label_a.clone().unwrap_or_else(|| format!("ab-{stamp}-a"));
-    let label_b = args.label_b.clone().unwrap_or_else(|| format!("ab-{stamp}-b"));
+    let label_a = args
+        .label_a
+        .clone()
+        .unwrap_or_else(|| format!("ab-{stamp}-a"));
+    let label_b = args
+        .label_b
+        .clone()
+        .unwrap_or_else(|| format!("ab-{stamp}-b"));
     session::check_label(&label_a)?;
     session::check_label(&label_b)?;
     if label_a == label_b {
@@ -108,12 +123,18 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     };
     let mut store = args.db.open()?;
     let session_ids = [
-        store.begin_session(&session::new_session(&label_a, "ab", None)).map_err(session::store_error)?,
-        store.begin_session(&session::new_session(&label_b, "ab", None)).map_err(session::store_error)?,
+        store
+            .begin_session(&session::new_session(&label_a, "ab", None))
+            .map_err(session::store_error)?,
+        store
+            .begin_session(&session::new_session(&label_b, "ab", None))
+            .map_err(session::store_error)?,
     ];
     run_blocks(&mut store, &sides, session_ids, &args, cpus.as_deref())?;
     for id in session_ids {
-        store.end_session(id, session::unix_now_ns()).map_err(session::store_error)?;
+        store
+            .end_session(id, session::unix_now_ns())
+            .map_err(session::store_error)?;
     }
     let report = analysis::compare_labels(
         &store,
@@ -152,7 +173,13 @@ fn as_ab_run(mut run: StoredRun, side: usize) -> StoredRun {
 
 /// Warm-ups (A then B), then ABBA blocks: A B, B A, A B, ... so that drift and
 /// order effects fall on both sides alike.
-fn run_blocks(store: &mut Store, sides: &[Side; 2], ids: [i64; 2], args: &AbArgs, cpus: Option<&str>) -> anyhow::Result<()> {
+fn run_blocks(
+    store: &mut Store,
+    sides: &[Side; 2],
+    ids: [i64; 2],
+    args: &AbArgs,
+    cpus: Option<&str>,
+) -> anyhow::Result<()> {
     let mut index = [0u32; 2];
     let mut order = Vec::new();
     for _ in 0..args.warmup {
@@ -164,7 +191,9 @@ fn run_blocks(store: &mut Store, sides: &[Side; 2], ids: [i64; 2], args: &AbArgs
     }
     for (side, warmup) in order {
         let stored = as_ab_run(sides[side].run(index[side], warmup, cpus)?, side);
-        store.insert_run(ids[side], &stored).map_err(session::store_error)?;
+        store
+            .insert_run(ids[side], &stored)
+            .map_err(session::store_error)?;
         index[side] += 1;
     }
     Ok(())

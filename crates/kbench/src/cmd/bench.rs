@@ -79,18 +79,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         (Some("sched"), Some("all")) => Ok(run_all("sched", format.as_ref())),
-        (Some(collection @ "sched"), Some(name)) => match kbench_workloads::find(collection, name) {
-            Some(workload) => {
-                let rest: Vec<String> = words.map(str::to_string).collect();
-                run_one(workload, &rest, format.as_ref())
+        (Some(collection @ "sched"), Some(name)) => {
+            match kbench_workloads::find(collection, name) {
+                Some(workload) => {
+                    let rest: Vec<String> = words.map(str::to_string).collect();
+                    run_one(workload, &rest, format.as_ref())
+                }
+                None => {
+                    print_out(&format!(
+                        "Unknown benchmark: '{name}' for collection '{collection}'\n"
+                    ));
+                    Ok(1)
+                }
             }
-            None => {
-                print_out(&format!(
-                    "Unknown benchmark: '{name}' for collection '{collection}'\n"
-                ));
-                Ok(1)
-            }
-        },
+        }
         (Some(collection), _) => {
             print_out(&format!("Unknown collection: '{collection}'\n"));
             Ok(1)
@@ -113,12 +115,17 @@ fn pin_to(spec: &str) -> anyhow::Result<()> {
 
 fn output_format(parsed: &Parsed) -> anyhow::Result<Box<dyn RunFormat>> {
     if parsed.uint("repeat") == Some(0) {
-        return Err(UsageError("Invalid repeat option: Must specify a positive value".into()).into());
+        return Err(
+            UsageError("Invalid repeat option: Must specify a positive value".into()).into(),
+        );
     }
     if parsed.bool("json") == Some(true) {
         return Ok(Box::new(formats::JsonFormat));
     }
-    let name = parsed.str("format").flatten().unwrap_or_else(|| "default".into());
+    let name = parsed
+        .str("format")
+        .flatten()
+        .unwrap_or_else(|| "default".into());
     formats::by_name(&name)
         .ok_or_else(|| UsageError(format!("Unknown format descriptor: '{name}'")).into())
 }
@@ -144,11 +151,15 @@ fn collections_list() -> String {
 }
 
 fn benchmarks_list(collection: &str) -> String {
-    let mut out = format!("\n        # List of available benchmarks for collection '{collection}':\n\n");
+    let mut out =
+        format!("\n        # List of available benchmarks for collection '{collection}':\n\n");
     for w in kbench_workloads::collection(collection) {
         out.push_str(&format!("{:>14}: {}\n", w.name, w.summary));
     }
-    out.push_str(&format!("{:>14}: {}\n\n", "all", "Run all scheduler benchmarks"));
+    out.push_str(&format!(
+        "{:>14}: {}\n\n",
+        "all", "Run all scheduler benchmarks"
+    ));
     out
 }
 

@@ -37,10 +37,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         },
     )?;
     print_report(&report, &args.format);
-    let failed = args
-        .fail_on
-        .as_deref()
-        .is_some_and(|rule| report.rows.iter().any(|r| analysis::fails_on(rule, &r.verdict)));
+    let failed = args.fail_on.as_deref().is_some_and(|rule| {
+        report
+            .rows
+            .iter()
+            .any(|r| analysis::fails_on(rule, &r.verdict))
+    });
     Ok(i32::from(failed))
 }
 

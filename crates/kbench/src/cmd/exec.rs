@@ -53,7 +53,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
         let run = run_command(&args.command, args.show_output, cpus.as_deref()).or_else(usage)?;
         let index = i;
         store
-            .insert_run(session_id, &stored_command_run(&args.command, &run, index, warmup, pinned.clone()))
+            .insert_run(
+                session_id,
+                &stored_command_run(&args.command, &run, index, warmup, pinned.clone()),
+            )
             .map_err(session::store_error)?;
         if warmup {
             continue;
@@ -71,17 +74,23 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     Ok(i32::from(!failures.is_empty()))
 }
 
+/// Reads one figure of a command run.
+type Metric = fn(&CommandRun) -> f64;
+
 fn summary(args: &ExecArgs, runs: &[CommandRun], failures: &[(u32, i32)]) -> String {
     let command = crate::runner::child::shell_join(&args.command);
     let mut out = format!("kbench exec: label {}, {command}\n\n", args.label);
-    out.push_str(&format!("{:<10} {:>4} {:>12} {:>12} {:>12} {:>7}\n", "metric", "n", "median", "min", "max", "CV%"));
-    let rows: [(&str, Box<dyn Fn(&CommandRun) -> f64>); 4] = [
-        ("wall s", Box::new(|r| r.wall_ns as f64 / 1e9)),
-        ("user s", Box::new(|r| r.user_us as f64 / 1e6)),
-        ("sys s", Box::new(|r| r.sys_us as f64 / 1e6)),
-        ("maxrss KiB", Box::new(|r| r.max_rss_kib as f64)),
+    out.push_str(&format!(
+        "{:<10} {:>4} {:>12} {:>12} {:>12} {:>7}\n",
+        "metric", "n", "median", "min", "max", "CV%"
+    ));
+    let rows: [(&str, Metric); 4] = [
+        ("wall s", |r| r.wall_ns as f64 / 1e9),
+        ("user s", |r| r.user_us as f64 / 1e6),
+        ("sys s", |r| r.sys_us as f64 / 1e6),
+        ("maxrss KiB", |r| r.max_rss_kib as f64),
     ];
-    for (name, get) in rows.iter() {
+    for (name, get) in rows {
         let values: Vec<f64> = runs.iter().map(get).collect();
         let d = kbench_stats::describe(&values);
         let f = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
@@ -92,7 +101,9 @@ fn summary(args: &ExecArgs, runs: &[CommandRun], failures: &[(u32, i32)]) -> Str
             f(d.median),
             f(d.min),
             f(d.max),
-            d.cv_pct.map(|c| format!("{c:.2}")).unwrap_or_else(|| "-".into())
+            d.cv_pct
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "-".into())
         ));
     }
     for (run, status) in failures {

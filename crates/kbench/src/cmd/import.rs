@@ -37,11 +37,19 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
         for s in &mut export.sessions {
             s.session.label = args.label.clone();
         }
-        let ids = store.insert_sessions(&export.sessions).map_err(session::store_error)?;
-        println!("imported {} session(s) of kbench export '{}' as {}", ids.len(), export.label, args.label);
+        let ids = store
+            .insert_sessions(&export.sessions)
+            .map_err(session::store_error)?;
+        println!(
+            "imported {} session(s) of kbench export '{}' as {}",
+            ids.len(),
+            export.label,
+            args.label
+        );
         return Ok(0);
     }
-    let imported = kbench_store::import::parse_file_text(&args.file, &text).or_else(|e| usage(e.to_string()))?;
+    let imported = kbench_store::import::parse_file_text(&args.file, &text)
+        .or_else(|e| usage(e.to_string()))?;
     let new = NewSession {
         source: Some(format!("{} ({})", args.file, imported.source_format)),
         ..session::new_session(&args.label, "import", None)
@@ -53,7 +61,9 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
         environment: None,
         ..new
     };
-    store.import(&new, &imported).map_err(session::store_error)?;
+    store
+        .import(&new, &imported)
+        .map_err(session::store_error)?;
     println!(
         "imported {} run(s) and {} summary row(s) from {} ({}) as {}",
         imported.runs.len(),

@@ -11,10 +11,16 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
     let store = args.db.open()?;
     let labels = store.labels().map_err(crate::session::store_error)?;
     if labels.is_empty() {
-        println!("no runs in {} yet: kbench run --label NAME", store.path().display());
+        println!(
+            "no runs in {} yet: kbench run --label NAME",
+            store.path().display()
+        );
         return Ok(0);
     }
-    println!("{:<28} {:>8} {:>6} {:>5}  {:<19}  {}", "label", "sessions", "runs", "boots", "first", "last");
+    println!(
+        "{:<28} {:>8} {:>6} {:>5}  {:<19}  last",
+        "label", "sessions", "runs", "boots", "first"
+    );
     for l in labels {
         println!(
             "{:<28} {:>8} {:>6} {:>5}  {:<19}  {}",

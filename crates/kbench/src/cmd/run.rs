@@ -7,8 +7,16 @@ use std::time::{Duration, Instant};
 
 /// The default suite: perf's three sched benchmarks, sized for about ten minutes on
 /// two cores (about one with `--quick`).
-const SUITE: &[&str] = &["messaging:-g 10 -l 100", "pipe:-l 100000", "seccomp-notify:-l 100000"];
-const QUICK_SUITE: &[&str] = &["messaging:-g 4 -l 50", "pipe:-l 20000", "seccomp-notify:-l 20000"];
+const SUITE: &[&str] = &[
+    "messaging:-g 10 -l 100",
+    "pipe:-l 100000",
+    "seccomp-notify:-l 100000",
+];
+const QUICK_SUITE: &[&str] = &[
+    "messaging:-g 4 -l 50",
+    "pipe:-l 20000",
+    "seccomp-notify:-l 20000",
+];
 const DEFAULT_RUNS: u32 = 80;
 const QUICK_RUNS: u32 = 25;
 
@@ -58,7 +66,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         .map_err(session::store_error)?;
     print!(
         "{}",
-        summary(&args.label, session_id, &plan, &outcomes, started.elapsed(), &args.db)
+        summary(
+            &args.label,
+            session_id,
+            &plan,
+            &outcomes,
+            started.elapsed(),
+            &args.db
+        )
     );
     let any_failed = outcomes.iter().any(|o| !o.failures.is_empty());
     Ok(i32::from(any_failed))
@@ -86,13 +101,15 @@ fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         stopping,
         warmup: args.warmup,
         cpus,
-        seed: args.seed.unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id())),
+        seed: args
+            .seed
+            .unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id())),
     })
 }
 
 fn stopping(args: &RunArgs) -> anyhow::Result<Stopping> {
     if let Some(pct) = args.precision {
-        if !(pct > 0.0 && pct < 100.0) || !(args.max_time > 0.0 && args.max_time.is_finite()) {
+        if !(pct > 0.0 && pct < 100.0 && args.max_time > 0.0 && args.max_time.is_finite()) {
             return usage("--precision takes a percentage in (0, 100) and --max-time a positive number of seconds");
         }
         return Ok(Stopping::Precision {
@@ -162,7 +179,10 @@ fn summary(
 
 fn summary_row(o: &WorkloadOutcome) -> String {
     let d = kbench_stats::describe(&o.values);
-    let fmt = |v: Option<f64>, prec: usize| v.map(|v| format!("{v:.prec$}")).unwrap_or_else(|| "-".into());
+    let fmt = |v: Option<f64>, prec: usize| {
+        v.map(|v| format!("{v:.prec$}"))
+            .unwrap_or_else(|| "-".into())
+    };
     let mut name = o.spec.clone();
     if name.len() > 24 {
         name.truncate(23);
@@ -183,7 +203,11 @@ fn summary_row(o: &WorkloadOutcome) -> String {
 fn warnings(o: &WorkloadOutcome) -> Vec<String> {
     let mut notes = Vec::new();
     if !o.failures.is_empty() {
-        notes.push(format!("{}: {} failed run(s), not counted", o.spec, o.failures.len()));
+        notes.push(format!(
+            "{}: {} failed run(s), not counted",
+            o.spec,
+            o.failures.len()
+        ));
     }
     if o.values.len() < 5 {
         return notes;
@@ -191,14 +215,21 @@ fn warnings(o: &WorkloadOutcome) -> Vec<String> {
     let outliers = kbench_stats::mad_outliers(&o.values);
     if !outliers.is_empty() {
         let runs: Vec<String> = outliers.iter().map(|i| (i + 1).to_string()).collect();
-        notes.push(format!("{}: outlier runs {} (kept)", o.spec, runs.join(", ")));
+        notes.push(format!(
+            "{}: outlier runs {} (kept)",
+            o.spec,
+            runs.join(", ")
+        ));
     }
     if kbench_stats::bimodality(&o.values).bimodal {
         notes.push(format!("{}: bimodal: two populations of runs", o.spec));
     }
     if let Some(drift) = kbench_stats::drift(&o.values) {
         if drift.p_value < 0.05 {
-            notes.push(format!("{}: drifts over the session (Mann-Kendall p={:.3})", o.spec, drift.p_value));
+            notes.push(format!(
+                "{}: drifts over the session (Mann-Kendall p={:.3})",
+                o.spec, drift.p_value
+            ));
         }
     }
     if let Some(cv) = kbench_stats::describe(&o.values).cv_pct {

@@ -10,6 +10,11 @@ pub struct ShowArgs {
     pub db: DbArgs,
 }
 
+/// (workload, variant, metric).
+type GroupKey = (String, String, String);
+/// (measured values, unit, failed runs).
+type GroupValues = (Vec<f64>, String, usize);
+
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let store = args.db.open()?;
     let map = crate::session::store_error;
@@ -25,7 +30,11 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             .and_then(|k| k.as_str())
             .unwrap_or("?")
             .to_string();
-        let boot = s.boot_id.as_deref().map(|b| &b[..b.len().min(8)]).unwrap_or("?");
+        let boot = s
+            .boot_id
+            .as_deref()
+            .map(|b| &b[..b.len().min(8)])
+            .unwrap_or("?");
         println!(
             "session {} ({}) {}  boot {boot}  kernel {kernel}  {} runs",
             s.id,
@@ -35,14 +44,18 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         );
         println!("  {}", s.source.as_deref().unwrap_or(&s.command_line));
     }
-    let mut groups: BTreeMap<(String, String, String), (Vec<f64>, String, usize)> = BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, GroupValues> = BTreeMap::new();
     for r in store.runs(&args.label).map_err(map)? {
         if r.run.warmup {
             continue;
         }
         let failed = !matches!(r.run.exit_status, Some(0) | None) || r.run.variant == "failed";
         for v in &r.run.values {
-            let key = (r.run.workload.clone(), r.run.variant.clone(), v.metric.clone());
+            let key = (
+                r.run.workload.clone(),
+                r.run.variant.clone(),
+                v.metric.clone(),
+            );
             let entry = groups.entry(key).or_insert((Vec::new(), v.unit.clone(), 0));
             if failed {
                 entry.2 += 1;
@@ -51,7 +64,10 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    println!("\n{:<22} {:<12} {:<14} {:>4} {:>12} {:>7} {:>6}", "workload", "variant", "metric", "n", "median", "CV%", "failed");
+    println!(
+        "\n{:<22} {:<12} {:<14} {:>4} {:>12} {:>7} {:>6}",
+        "workload", "variant", "metric", "n", "median", "CV%", "failed"
+    );
     for ((workload, variant, metric), (values, unit, failed)) in groups {
         let d = kbench_stats::describe(&values);
         println!(
@@ -61,14 +77,21 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             metric,
             d.n,
             kbench_report::compare::figure(d.median),
-            d.cv_pct.map(|c| format!("{c:.2}")).unwrap_or_else(|| "-".into()),
+            d.cv_pct
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "-".into()),
             failed
         );
     }
     for s in store.summaries(&args.label).map_err(map)? {
         println!(
             "{:<22} {:<12} {:<14} {:>4} {:>12} (mean, +- {:.3} SE, summary)",
-            s.workload, "summary", s.metric, s.n, kbench_report::compare::figure(Some(s.mean)), s.std_error
+            s.workload,
+            "summary",
+            s.metric,
+            s.n,
+            kbench_report::compare::figure(Some(s.mean)),
+            s.std_error
         );
     }
     Ok(0)

@@ -23,7 +23,11 @@ pub fn run_workload(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<RunRecord
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let reason = stderr.lines().last().unwrap_or("no message").to_string();
-        return Err(format!("{} failed ({}): {reason}", spec.display(), out.status));
+        return Err(format!(
+            "{} failed ({}): {reason}",
+            spec.display(),
+            out.status
+        ));
     }
     serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("{}: unreadable run record: {e}", spec.display()))
@@ -52,7 +56,11 @@ fn unix_now_ns() -> u64 {
 }
 
 /// Runs `argv` (no shell) once; its output goes to ours only when `show_output`.
-pub fn run_command(argv: &[String], show_output: bool, cpus: Option<&[u32]>) -> Result<CommandRun, String> {
+pub fn run_command(
+    argv: &[String],
+    show_output: bool,
+    cpus: Option<&[u32]>,
+) -> Result<CommandRun, String> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| "no command given".to_string())?;
@@ -63,9 +71,10 @@ pub fn run_command(argv: &[String], show_output: bool, cpus: Option<&[u32]>) -> 
     }
     let start_unix_ns = unix_now_ns();
     let started = Instant::now();
-    let child = pin_and_spawn(&mut cmd, cpus).map_err(|e| format!("cannot run '{program}': {e}"))?;
-    let (status, usage) = wait4(child.id() as libc::pid_t)
-        .map_err(|e| format!("waiting for '{program}': {e}"))?;
+    let child =
+        pin_and_spawn(&mut cmd, cpus).map_err(|e| format!("cannot run '{program}': {e}"))?;
+    let (status, usage) =
+        wait4(child.id() as libc::pid_t).map_err(|e| format!("waiting for '{program}': {e}"))?;
     let wall_ns = started.elapsed().as_nanos() as u64;
     // The child was reaped by wait4; dropping the handle does not wait again.
     drop(child);

@@ -59,7 +59,11 @@ impl WorkloadOutcome {
 }
 
 /// Runs the plan, storing every run under `session_id`.
-pub fn execute(store: &mut Store, session_id: i64, plan: &Plan) -> anyhow::Result<Vec<WorkloadOutcome>> {
+pub fn execute(
+    store: &mut Store,
+    session_id: i64,
+    plan: &Plan,
+) -> anyhow::Result<Vec<WorkloadOutcome>> {
     let mut rng = ChaCha8Rng::seed_from_u64(plan.seed);
     let mut outcomes: Vec<WorkloadOutcome> = plan
         .specs
@@ -78,7 +82,15 @@ pub fn execute(store: &mut Store, session_id: i64, plan: &Plan) -> anyhow::Resul
     for _ in 0..plan.warmup {
         for w in shuffled(plan.specs.len(), &mut rng) {
             progress.start_run(&plan.specs[w], "warm-up");
-            run_and_store(store, session_id, plan, w, &mut next_index[w], true, &mut outcomes[w])?;
+            run_and_store(
+                store,
+                session_id,
+                plan,
+                w,
+                &mut next_index[w],
+                true,
+                &mut outcomes[w],
+            )?;
         }
     }
     loop {
@@ -94,10 +106,24 @@ pub fn execute(store: &mut Store, session_id: i64, plan: &Plan) -> anyhow::Resul
             }
             let label = format!("run {}", outcomes[w].values.len() + 1);
             progress.start_run(&plan.specs[w], &label);
-            run_and_store(store, session_id, plan, w, &mut next_index[w], false, &mut outcomes[w])?;
+            run_and_store(
+                store,
+                session_id,
+                plan,
+                w,
+                &mut next_index[w],
+                false,
+                &mut outcomes[w],
+            )?;
         }
-        if outcomes.iter().all(|o| o.values.is_empty() && o.failures.len() >= 3) {
-            anyhow::bail!("every workload failed three times; stopping: {}", outcomes[0].failures[0]);
+        if outcomes
+            .iter()
+            .all(|o| o.values.is_empty() && o.failures.len() >= 3)
+        {
+            anyhow::bail!(
+                "every workload failed three times; stopping: {}",
+                outcomes[0].failures[0]
+            );
         }
     }
     progress.finish();
@@ -141,10 +167,17 @@ fn run_and_store(
     match child::run_workload(spec, plan.cpus.as_deref()) {
         Ok(record) => {
             let cpus_used = kbench_sys::format_cpulist(&record.cpus_used);
-            let stored =
-                kbench_store::record::stored_run(&record, *next_index, warmup, plan.cpus.clone(), cpus_used);
+            let stored = kbench_store::record::stored_run(
+                &record,
+                *next_index,
+                warmup,
+                plan.cpus.clone(),
+                cpus_used,
+            );
             let primary = stored.values.first().cloned();
-            store.insert_run(session_id, &stored).map_err(crate::session::store_error)?;
+            store
+                .insert_run(session_id, &stored)
+                .map_err(crate::session::store_error)?;
             if let (false, Some(primary)) = (warmup, primary) {
                 outcome.metric = primary.metric;
                 outcome.unit = primary.unit;
@@ -162,7 +195,9 @@ fn run_and_store(
                 record: Some(serde_json::json!({ "error": message, "spec": spec.display() })),
                 ..Default::default()
             };
-            store.insert_run(session_id, &failed).map_err(crate::session::store_error)?;
+            store
+                .insert_run(session_id, &failed)
+                .map_err(crate::session::store_error)?;
             eprintln!("kbench: {message}");
             outcome.failures.push(message);
         }

@@ -80,8 +80,7 @@ impl WorkloadSpec {
                 parsed.rest[0]
             ));
         }
-        (self.workload.check)(&parsed)
-            .map_err(|p| format!("{}: {}", self.display(), p.message))
+        (self.workload.check)(&parsed).map_err(|p| format!("{}: {}", self.display(), p.message))
     }
 
     /// The canonical text form, `name:args`.
@@ -126,11 +125,15 @@ mod tests {
             vec!["-l", "1000", "--pingpong"]
         );
         assert_eq!(
-            WorkloadSpec::parse("sched messaging -g 2").unwrap().display(),
+            WorkloadSpec::parse("sched messaging -g 2")
+                .unwrap()
+                .display(),
             "messaging:-g 2"
         );
         assert_eq!(
-            WorkloadSpec::parse("sched/seccomp-notify:-l 5").unwrap().display(),
+            WorkloadSpec::parse("sched/seccomp-notify:-l 5")
+                .unwrap()
+                .display(),
             "seccomp-notify:-l 5"
         );
     }
@@ -140,9 +143,15 @@ mod tests {
         let e = WorkloadSpec::parse("pipe:-l abc").unwrap_err();
         assert!(e.contains("expects a numerical value"), "{e}");
         assert!(!e.contains('\n'));
-        assert!(WorkloadSpec::parse("bogus").unwrap_err().contains("unknown workload"));
-        assert!(WorkloadSpec::parse("pipe:-G nocomma").unwrap_err().contains("two cgroup names"));
-        assert!(WorkloadSpec::parse("pipe:extra").unwrap_err().contains("unexpected word"));
+        assert!(WorkloadSpec::parse("bogus")
+            .unwrap_err()
+            .contains("unknown workload"));
+        assert!(WorkloadSpec::parse("pipe:-G nocomma")
+            .unwrap_err()
+            .contains("two cgroup names"));
+        assert!(WorkloadSpec::parse("pipe:extra")
+            .unwrap_err()
+            .contains("unexpected word"));
     }
 
     #[test]
