@@ -21,9 +21,19 @@ fi
 
 cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
+
+# The binary must stay static, so it can be copied to a board or an initramfs.
+static_bin=$(scripts/build-static.sh)
+if ldd "$static_bin" 2>&1 | grep -q "=>"; then
+    echo "test.sh: $static_bin is dynamically linked" >&2
+    exit 1
+fi
+env -i "$static_bin" bench -f simple sched pipe -l 1000 >/dev/null
+echo "static binary: ok ($static_bin)"
+
+# Tests last, so the runner's summary closes the log.
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --locked --workspace --no-fail-fast
-    cargo test --locked --workspace --doc
 else
     cargo test --locked --workspace --no-fail-fast
 fi
