@@ -18,6 +18,8 @@ fn record(workload: &str, total_ns: u64, ops: Option<u64>, header: &[&str]) -> R
         tasks: vec![TaskCpus {
             task: "worker 0".into(),
             cpus: vec![0, 1],
+            sampled_migrations: 0,
+            nr_migrations: None,
         }],
         cpus_used: vec![0, 1],
         start_unix_ns: 1,

@@ -9,7 +9,7 @@ use crate::measure::{Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
-use crate::{no_check, preflight, RunRecord, TaskCpus, Workload, WorkloadError};
+use crate::{no_check, preflight, RunRecord, Workload, WorkloadError};
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::collections::BTreeMap;
@@ -187,10 +187,7 @@ fn record(
     stats: &SharedStats,
 ) -> RunRecord {
     let tasks = (0..stats.tasks())
-        .map(|i| TaskCpus {
-            task: task_name(i),
-            cpus: stats.cpus_of(i),
-        })
+        .map(|i| stats.task_record(i, task_name(i)))
         .collect();
     RunRecord {
         workload: WORKLOAD.key(),

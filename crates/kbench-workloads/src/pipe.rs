@@ -14,7 +14,7 @@ use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
-use crate::{cgroup, OptionProblem, RunRecord, RusageDelta, TaskCpus, Workload, WorkloadError};
+use crate::{cgroup, OptionProblem, RunRecord, RusageDelta, Workload, WorkloadError};
 use rustix::event::epoll;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::collections::BTreeMap;
@@ -260,10 +260,7 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
     let tasks = names
         .iter()
         .enumerate()
-        .map(|(i, name)| TaskCpus {
-            task: (*name).into(),
-            cpus: stats.cpus_of(i),
-        })
+        .map(|(i, name)| stats.task_record(i, *name))
         .collect();
     let base = RunRecord {
         workload: WORKLOAD.key(),
@@ -398,6 +395,7 @@ fn work(loops: i32, side: Side<'_>) -> Result<(), String> {
         }
     }
     side.slot.note_current_cpu();
+    side.slot.note_nr_migrations();
     Ok(())
 }
 

@@ -67,6 +67,12 @@ impl RusageDelta {
 pub struct TaskCpus {
     pub task: String,
     pub cpus: Vec<u32>,
+    /// CPU changes seen between the task's own getcpu samples (a lower bound).
+    #[serde(default)]
+    pub sampled_migrations: u64,
+    /// The kernel's `se.nr_migrations`, where the task could read it (sched debug).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_migrations: Option<u64>,
 }
 
 impl RunRecord {

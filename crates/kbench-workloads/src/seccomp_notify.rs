@@ -13,7 +13,7 @@ use crate::measure::{Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::SharedStats;
 use crate::workers::{self, Exit};
-use crate::{no_check, RunRecord, TaskCpus, Workload, WorkloadError};
+use crate::{no_check, RunRecord, Workload, WorkloadError};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
@@ -121,10 +121,7 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
     let total_ns = stats.scalar(SCALAR_TOTAL_NS).load(Ordering::SeqCst);
     let tasks = [("supervisor", SUPERVISOR), ("target", TARGET)]
         .iter()
-        .map(|(name, i)| TaskCpus {
-            task: (*name).into(),
-            cpus: stats.cpus_of(*i),
-        })
+        .map(|(name, i)| stats.task_record(*i, *name))
         .collect();
     let rec = RunRecord {
         workload: WORKLOAD.key(),
@@ -196,6 +193,7 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
         }
     }
     slot.note_current_cpu();
+    slot.note_nr_migrations();
     let _ = rustix::process::kill_process(target, rustix::process::Signal::KILL);
     let exit = workers::reap(target);
     let elapsed = stopwatch.stop();

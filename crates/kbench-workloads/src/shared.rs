@@ -10,8 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// CPUs representable in a task's mask: 16 words of 64 bits.
 const MASK_WORDS: usize = 16;
 pub const MAX_TRACKED_CPUS: usize = MASK_WORDS * 64;
-/// Per task: the CPU mask, then a byte counter.
-const WORDS_PER_TASK: usize = MASK_WORDS + 1;
+/// Per task: the CPU mask, a byte counter, the last CPU seen plus one (0: none yet),
+/// the CPU changes seen between samples, and `se.nr_migrations` plus one (0: unknown).
+const WORDS_PER_TASK: usize = MASK_WORDS + 4;
+const BYTES: usize = MASK_WORDS;
+const LAST_CPU: usize = MASK_WORDS + 1;
+const SAMPLED_MIGRATIONS: usize = MASK_WORDS + 2;
+const NR_MIGRATIONS: usize = MASK_WORDS + 3;
 
 /// An anonymous `MAP_SHARED` mapping of atomic words: `tasks` task slots followed
 /// by `scalars` free words (results a helper process hands back).
@@ -84,6 +89,17 @@ impl SharedStats {
         self.task(index).cpus()
     }
 
+    /// Where task `index` ran, named `name`, for the run record.
+    pub fn task_record(&self, index: usize, name: impl Into<String>) -> crate::TaskCpus {
+        let slot = self.task(index);
+        crate::TaskCpus {
+            task: name.into(),
+            cpus: slot.cpus(),
+            sampled_migrations: slot.sampled_migrations(),
+            nr_migrations: slot.nr_migrations(),
+        }
+    }
+
     /// The sorted union of every task's CPUs.
     pub fn all_cpus(&self) -> Vec<u32> {
         let mut union = [0u64; MASK_WORDS];
@@ -122,22 +138,51 @@ pub struct TaskSlot<'a> {
 }
 
 impl TaskSlot<'_> {
-    /// Records the CPU the caller runs on now (getcpu through the vDSO: no context switch).
+    /// Records the CPU the caller runs on now (getcpu through the vDSO: no context
+    /// switch), and counts a migration when it differs from the last sample: a lower
+    /// bound of the real count, available on every kernel.
     #[inline]
     pub fn note_current_cpu(&self) {
         let cpu = rustix::thread::sched_getcpu();
         if cpu < MAX_TRACKED_CPUS {
             self.words[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Relaxed);
         }
+        let seen = cpu as u64 + 1;
+        let last = self.words[LAST_CPU].swap(seen, Ordering::Relaxed);
+        if last != 0 && last != seen {
+            self.words[SAMPLED_MIGRATIONS].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Stores the calling thread's `se.nr_migrations` (CONFIG_SCHED_DEBUG kernels).
+    /// One small /proc read: call it once, at the end of a worker with few peers.
+    pub fn note_nr_migrations(&self) {
+        let pid = rustix::process::getpid().as_raw_nonzero().get() as u32;
+        let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
+        if let Some(n) = kbench_sys::nr_migrations(pid, tid) {
+            self.words[NR_MIGRATIONS].store(n.saturating_add(1), Ordering::Relaxed);
+        }
     }
 
     /// Adds to the task's byte counter.
     pub fn add_bytes(&self, bytes: u64) {
-        self.words[MASK_WORDS].fetch_add(bytes, Ordering::Relaxed);
+        self.words[BYTES].fetch_add(bytes, Ordering::Relaxed);
     }
 
     fn bytes(&self) -> u64 {
-        self.words[MASK_WORDS].load(Ordering::Relaxed)
+        self.words[BYTES].load(Ordering::Relaxed)
+    }
+
+    /// CPU changes seen between samples.
+    pub fn sampled_migrations(&self) -> u64 {
+        self.words[SAMPLED_MIGRATIONS].load(Ordering::Relaxed)
+    }
+
+    /// The kernel's count, when the task recorded it.
+    pub fn nr_migrations(&self) -> Option<u64> {
+        self.words[NR_MIGRATIONS]
+            .load(Ordering::Relaxed)
+            .checked_sub(1)
     }
 
     fn mask(&self) -> [u64; MASK_WORDS] {

@@ -15,11 +15,43 @@ struct Key {
 }
 
 /// Values of one key on one side.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Side {
     samples: Vec<Sample>,
+    /// Per sample: the CPU classes its run used (`A53+A72` when mixed), or empty when
+    /// unknown (an imported run, a session without a topology).
+    classes: Vec<String>,
+    /// Per sample: the CPUs its run used.
+    cpus: Vec<Vec<u32>>,
     unit: String,
     higher_is_better: bool,
+}
+
+impl Side {
+    /// The samples whose run used exactly the class set `class`.
+    fn only(&self, class: &str) -> Side {
+        let keep: Vec<usize> = (0..self.samples.len())
+            .filter(|&i| self.classes[i] == class)
+            .collect();
+        Side {
+            samples: keep.iter().map(|&i| self.samples[i].clone()).collect(),
+            classes: keep.iter().map(|&i| self.classes[i].clone()).collect(),
+            cpus: keep.iter().map(|&i| self.cpus[i].clone()).collect(),
+            unit: self.unit.clone(),
+            higher_is_better: self.higher_is_better,
+        }
+    }
+
+    /// Distinct class sets, in order of first appearance.
+    fn class_sets(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for c in &self.classes {
+            if !c.is_empty() && !seen.contains(c) {
+                seen.push(c.clone());
+            }
+        }
+        seen
+    }
 }
 
 /// Options of a comparison report.
@@ -60,10 +92,42 @@ fn params_text(params: &BTreeMap<String, serde_json::Value>) -> String {
         .join(" ")
 }
 
-fn group(runs: &[RunRow]) -> BTreeMap<Key, Side> {
+/// The CPU classes of each session, from its environment snapshot.
+fn session_classes(sessions: &[SessionRow]) -> BTreeMap<i64, Vec<kbench_sys::CpuClass>> {
+    sessions
+        .iter()
+        .filter_map(|s| Some((s.id, snapshot(s)?.classes)))
+        .collect()
+}
+
+/// The classes a run's CPUs belong to, joined with `+`; empty when unknown.
+fn run_class(
+    run: &RunRow,
+    classes: &BTreeMap<i64, Vec<kbench_sys::CpuClass>>,
+) -> (String, Vec<u32>) {
+    let cpus = run
+        .run
+        .cpus_used
+        .as_deref()
+        .and_then(|c| kbench_sys::parse_cpulist(c).ok())
+        .unwrap_or_default();
+    let Some(session_classes) = classes.get(&run.session_id) else {
+        return (String::new(), cpus);
+    };
+    let names: Vec<&str> = session_classes
+        .iter()
+        .filter(|c| c.cpus.iter().any(|cpu| cpus.contains(cpu)))
+        .map(|c| c.name.as_str())
+        .collect();
+    (names.join("+"), cpus)
+}
+
+fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
+    let classes = session_classes(sessions);
     let mut groups: BTreeMap<Key, Side> = BTreeMap::new();
     let mut position: BTreeMap<Key, u32> = BTreeMap::new();
     for run in runs.iter().filter(|r| measured(r)) {
+        let (class, cpus) = run_class(run, &classes);
         for v in &run.run.values {
             let key = Key {
                 workload: run.run.workload.clone(),
@@ -80,6 +144,8 @@ fn group(runs: &[RunRow]) -> BTreeMap<Key, Side> {
                 boot_id: run.boot_id.clone().unwrap_or_else(|| "unknown".into()),
                 run_index: *index,
             });
+            side.classes.push(class.clone());
+            side.cpus.push(cpus.clone());
             *index += 1;
         }
     }
@@ -105,11 +171,21 @@ pub fn compare_labels(
         }
     }
     let (a, b) = (load(store, base)?, load(store, new)?);
-    let (groups_a, groups_b) = (group(&a.runs), group(&b.runs));
+    let (groups_a, groups_b) = (group(&a.runs, &a.sessions), group(&b.runs, &b.sessions));
     let mut rows = Vec::new();
     for (key, side_a) in &groups_a {
         if let Some(side_b) = groups_b.get(key) {
-            rows.push(compare_key(key, side_a, side_b, &a, &b, opts));
+            let mut pooled = compare_key(key, side_a, side_b, &a, &b, opts);
+            let split = split_by_class(key, side_a, side_b, opts);
+            if !split.is_empty() {
+                pooled
+                    .diagnostics
+                    .insert(0, class_mix_note(side_a, side_b, base, new));
+            }
+            pooled.diagnostics.extend(modes_as_classes(side_a, base));
+            pooled.diagnostics.extend(modes_as_classes(side_b, new));
+            rows.push(pooled);
+            rows.extend(split);
         }
     }
     rows.extend(compare_summaries(&a.summaries, &b.summaries, opts));
@@ -194,6 +270,7 @@ fn row(key: &Key, unit: &str, c: Comparison, diagnostics: Vec<String>) -> Compar
         unit: unit.to_string(),
         params: key.params.clone(),
         variant: key.variant.clone(),
+        cpu_classes: String::new(),
         n_a: c.n_a,
         n_b: c.n_b,
         median_a: c.median_a,
@@ -209,6 +286,117 @@ fn row(key: &Key, unit: &str, c: Comparison, diagnostics: Vec<String>) -> Compar
         summary_based: c.summary_based,
         diagnostics,
     }
+}
+
+/// When the runs of the two sides used more than one set of CPU classes, one row per
+/// class set present on both sides (with at least two runs each).
+fn split_by_class(key: &Key, a: &Side, b: &Side, opts: ReportOptions) -> Vec<CompareRow> {
+    let mut sets = a.class_sets();
+    for c in b.class_sets() {
+        if !sets.contains(&c) {
+            sets.push(c);
+        }
+    }
+    if sets.len() < 2 {
+        return Vec::new();
+    }
+    let options = CompareOptions {
+        delta_pct: opts.delta_pct,
+        alpha: opts.alpha,
+        higher_is_better: a.higher_is_better,
+    };
+    sets.iter()
+        .filter_map(|class| {
+            let (sa, sb) = (a.only(class), b.only(class));
+            if sa.samples.len() < 2 || sb.samples.len() < 2 {
+                return None;
+            }
+            let c = kbench_stats::compare_replicated(&sa.samples, &sb.samples, &options);
+            let diagnostics = comparison_diagnostics(&c);
+            let mut r = row(key, &a.unit, c, diagnostics);
+            r.cpu_classes = class.clone();
+            Some(r)
+        })
+        .collect()
+}
+
+/// "new: runs 3 and 7 ran on Cortex-A53 (CPUs 2-5), runs 1-2, 4-6 on Cortex-A72 (CPUs 0-1)".
+fn class_mix_note(a: &Side, b: &Side, base: &str, new: &str) -> String {
+    let describe = |side: &Side, label: &str| -> String {
+        let sets = side.class_sets();
+        if sets.len() == 1 {
+            return format!("{label}: all runs on {}", sets[0]);
+        }
+        let parts: Vec<String> = sets
+            .iter()
+            .map(|class| {
+                let runs: Vec<u32> = (0..side.classes.len())
+                    .filter(|&i| &side.classes[i] == class)
+                    .map(|i| i as u32 + 1)
+                    .collect();
+                let mut cpus: Vec<u32> = (0..side.classes.len())
+                    .filter(|&i| &side.classes[i] == class)
+                    .flat_map(|i| side.cpus[i].clone())
+                    .collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                format!(
+                    "run{} {} on {class} (CPUs {})",
+                    if runs.len() == 1 { "" } else { "s" },
+                    kbench_sys::format_cpulist(&runs),
+                    kbench_sys::format_cpulist(&cpus)
+                )
+            })
+            .collect();
+        format!("{label}: {}", parts.join(", "))
+    };
+    format!(
+        "runs used different CPU classes, so this pooled row mixes them and the rows per class follow; {}; {}",
+        describe(a, base),
+        describe(b, new)
+    )
+}
+
+/// A bimodal side whose modes are its CPU classes: said as such, not as noise.
+fn modes_as_classes(side: &Side, label: &str) -> Vec<String> {
+    let sets = side.class_sets();
+    if sets.len() < 2 || side.samples.len() < 5 {
+        return Vec::new();
+    }
+    let values: Vec<f64> = side.samples.iter().map(|s| s.value).collect();
+    if !kbench_stats::bimodality(&values).bimodal {
+        return Vec::new();
+    }
+    let mut groups: Vec<(String, f64, f64, f64)> = sets
+        .iter()
+        .map(|class| {
+            let v: Vec<f64> = (0..values.len())
+                .filter(|&i| &side.classes[i] == class)
+                .map(|i| values[i])
+                .collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (class.clone(), kbench_stats::descriptive::median(&v), lo, hi)
+        })
+        .collect();
+    groups.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let separated = groups.windows(2).all(|w| w[0].3 < w[1].2);
+    if !separated {
+        return Vec::new();
+    }
+    let medians: Vec<String> = groups
+        .iter()
+        .map(|(class, median, _, _)| {
+            format!(
+                "{class} median {}",
+                kbench_report::compare::figure(Some(*median))
+            )
+        })
+        .collect();
+    vec![format!(
+        "{label}: bimodal, and its modes are its CPU classes ({}): not noise",
+        medians.join(", ")
+    )]
 }
 
 /// The diagnostics of a comparison in words, each naming the runs concerned.
@@ -243,7 +431,13 @@ fn comparison_diagnostics(c: &Comparison) -> Vec<String> {
             out.push("the distribution's shape changed, not only its location (KS)".into());
         }
     }
-    out.extend(c.notes.iter().cloned());
+    // The engine's own note on outliers repeats the line above, without the shift.
+    out.extend(
+        c.notes
+            .iter()
+            .filter(|n| !n.starts_with("without the flagged outliers"))
+            .cloned(),
+    );
     out
 }
 

@@ -3,7 +3,7 @@ use super::{CompareFormat, CompareReport};
 
 pub struct CsvFormat;
 
-const HEADER: &str = "base,new,workload,metric,unit,params,variant,n_a,n_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,verdict,runs_needed,diagnostics";
+const HEADER: &str = "base,new,workload,metric,unit,params,variant,cpu_classes,n_a,n_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,verdict,runs_needed,diagnostics";
 
 fn field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
@@ -29,6 +29,7 @@ impl CompareFormat for CsvFormat {
                 field(&row.unit),
                 field(&row.params),
                 field(&row.variant),
+                field(&row.cpu_classes),
                 row.n_a.to_string(),
                 row.n_b.to_string(),
                 number(row.median_a),

@@ -21,8 +21,13 @@ impl CompareFormat for MarkdownFormat {
         out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
         for row in &r.rows {
             out.push_str(&format!(
-                "| {} | {} ({}) | {} [{}] | {}/{} | {} | {} | {} | {} .. {} | {} | {} |\n",
+                "| {}{} | {} ({}) | {} [{}] | {}/{} | {} | {} | {} | {} .. {} | {} | {} |\n",
                 cell(&row.workload),
+                if row.cpu_classes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", cell(&row.cpu_classes))
+                },
                 cell(&row.metric),
                 cell(&row.unit),
                 cell(&row.params),

@@ -40,6 +40,9 @@ pub struct CompareRow {
     /// The parameters shared by both sides, `name=value` separated by spaces.
     pub params: String,
     pub variant: String,
+    /// The CPU classes this row is restricted to, when rows were split by class.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cpu_classes: String,
     pub n_a: usize,
     pub n_b: usize,
     pub median_a: Option<f64>,

@@ -55,7 +55,10 @@ fn row_text(row: &CompareRow) -> String {
         head.push_str(&format!(" ({})", row.unit));
     }
     out.push_str(&wrap(&head, ""));
-    let context = format!("{} [{}]", row.params, row.variant);
+    let mut context = format!("{} [{}]", row.params, row.variant);
+    if !row.cpu_classes.is_empty() {
+        context.push_str(&format!(" on {} only", row.cpu_classes));
+    }
     out.push_str(&wrap(context.trim(), "  "));
     out.push_str(&format!(
         "  n {}/{}  median {} -> {}  {} [{}, {}]\n",

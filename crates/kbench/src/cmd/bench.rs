@@ -93,10 +93,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
                 }
             }
         }
-        (Some(collection), _) => {
-            print_out(&format!("Unknown collection: '{collection}'\n"));
-            Ok(1)
-        }
+        // A collection of one benchmark of the same name (`kbench bench ipi ...`).
+        (Some(collection), second) => match kbench_workloads::find(collection, collection) {
+            Some(workload) => {
+                let rest: Vec<String> = second
+                    .into_iter()
+                    .chain(words)
+                    .map(str::to_string)
+                    .collect();
+                run_one(workload, &rest, format.as_ref())
+            }
+            None => {
+                print_out(&format!("Unknown collection: '{collection}'\n"));
+                Ok(1)
+            }
+        },
     }
 }
 
