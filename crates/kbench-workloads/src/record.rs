@@ -1,4 +1,6 @@
 //! The plain data a workload hands back: one value plus everything about how it was made.
+use crate::ipiaccount::IpiAccounting;
+use crate::latency::LatencySeries;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -7,7 +9,11 @@ use std::collections::BTreeMap;
 /// Everything a reviewer may ask about a run is here: the parameters and the
 /// variant (so incomparable runs are never pooled), the raw time, the context
 /// switches, and which CPUs each task was seen on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Latency workloads (`sched/wakeup`, `ipi/ipi`) also fill the optional fields below
+/// (distributions, IPI accounting, invalid samples); the others leave them empty, and
+/// empty ones are left out of the JSON, so older records and readers are unaffected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     /// `collection/name`, e.g. `sched/pipe`.
     pub workload: String,
@@ -38,6 +44,21 @@ pub struct RunRecord {
     /// The `# ...` lines perf prints above the result, in default format.
     #[serde(skip)]
     pub header_lines: Vec<String>,
+    /// Latency distributions, the primary one first (`wake_latency`, `ipi_round_trip`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<LatencySeries>,
+    /// IPIs counted in `/proc/interrupts` over the timed region(s), per CPU involved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ipis: Vec<IpiAccounting>,
+    /// Samples kept out of `series`, by reason (`wrong_cpu`, `did_not_block`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub invalid_samples: BTreeMap<String, u64>,
+    /// How the run was made beyond its parameters (clocksource, clock read cost, seed use).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meta: BTreeMap<String, serde_json::Value>,
+    /// Findings a reader must see next to the numbers ("target not idle ...").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The difference of `getrusage` before and after a run, for the coordinator

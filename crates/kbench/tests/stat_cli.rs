@@ -179,7 +179,7 @@ fn fail_on_regression_sets_the_exit_status() {
         .arg(b.path())
         .arg("--fail-on-regression")
         .assert()
-        .code(3);
+        .code(1);
     kbench()
         .arg("stat")
         .arg(b.path())

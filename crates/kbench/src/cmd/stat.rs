@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// Exit status when `--fail-on-regression` is given and the verdict is a regression
 /// (1 is a failed workload, 2 a usage error).
-const EXIT_REGRESSION: i32 = 3;
+const EXIT_REGRESSION: i32 = 1;
 
 #[derive(Debug, clap::Args)]
 pub struct StatArgs {
@@ -25,7 +25,7 @@ pub struct StatArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Exit with status 3 when the verdict is a regression (for CI scripts).
+    /// Exit with status 1 when the verdict is a regression (as `compare --fail-on`).
     #[arg(long)]
     pub fail_on_regression: bool,
 }
