@@ -25,6 +25,7 @@ fn record(workload: &str, total_ns: u64, ops: Option<u64>, header: &[&str]) -> R
         start_unix_ns: 1,
         end_unix_ns: 2,
         header_lines: header.iter().map(|s| s.to_string()).collect(),
+        ..RunRecord::default()
     }
 }
 

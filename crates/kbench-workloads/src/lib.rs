@@ -3,6 +3,11 @@
 //! A workload knows nothing about storage or statistics: it takes its parsed
 //! options, runs once, and returns a [`RunRecord`].
 pub mod cgroup;
+pub mod clock;
+pub mod cpus;
+pub mod ipi;
+pub mod ipiaccount;
+pub mod latency;
 pub mod measure;
 pub mod messaging;
 pub mod perfopt;
@@ -11,6 +16,8 @@ pub mod preflight;
 pub mod record;
 pub mod seccomp_notify;
 pub mod shared;
+pub mod wakechan;
+pub mod wakeup;
 pub mod workers;
 
 pub use record::{RunRecord, RusageDelta, TaskCpus};
@@ -78,6 +85,8 @@ pub static REGISTRY: &[&Workload] = &[
     &messaging::WORKLOAD,
     &pipe::WORKLOAD,
     &seccomp_notify::WORKLOAD,
+    &wakeup::WORKLOAD,
+    &ipi::WORKLOAD,
 ];
 
 /// The workload `collection/name`, if kbench has it.

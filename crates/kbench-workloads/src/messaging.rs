@@ -216,6 +216,7 @@ fn record(
                 p.task_word()
             ),
         ],
+        ..RunRecord::default()
     }
 }
 
@@ -384,6 +385,7 @@ fn run_processes(
 ) -> Result<Timed, WorkloadError> {
     let fds = FDS_PER_GROUP as usize;
     let messages = u64::from(FDS_PER_GROUP) * u64::from(p.loops);
+    workers::flush_stdio();
     for group in 0..p.groups as usize {
         let base = group * 2 * fds;
         let mut write_ends = Vec::with_capacity(fds);
@@ -391,7 +393,6 @@ fn run_processes(
             let FdPair { read, write } = fd_pair(p.use_pipe)?;
             let slot = stats.task(base + i);
             let write_raw = std::os::fd::AsRawFd::as_raw_fd(&write);
-            flush_stdio();
             // `read` moves into the closure: the parent drops (closes) it after the
             // fork, as perf's parent closes each receiver's read end.
             workers::fork_worker(move || {
@@ -435,12 +436,6 @@ fn close_own_write_end(write_end: std::os::fd::RawFd) {
     unsafe {
         libc::close(write_end);
     }
-}
-
-fn flush_stdio() {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
 }
 
 fn run_threads(

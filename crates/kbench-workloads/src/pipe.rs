@@ -281,6 +281,7 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
             p.loops,
             p.task_word()
         )],
+        ..RunRecord::default()
     };
     let mut rec = base.with_per_op(u64::try_from(p.loops).unwrap_or(0));
     rec.ops = Some(u64::try_from(p.loops).unwrap_or(0));
@@ -301,7 +302,7 @@ fn run_processes(
         two_read,
         two_write,
     } = pipes;
-    flush_stdio();
+    workers::flush_stdio();
     let usage_before = UsageSnapshot::take();
     let stopwatch = Stopwatch::start();
     let child = workers::fork_worker(|| {
@@ -447,10 +448,4 @@ fn read_token(
             Err(e) => return Err(format!("read: {e}")),
         }
     }
-}
-
-fn flush_stdio() {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
 }

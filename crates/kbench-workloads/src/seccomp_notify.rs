@@ -99,7 +99,7 @@ const EXIT_UNSUPPORTED: i32 = 3;
 pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
     let stats = SharedStats::new(2, SCALARS).map_err(|e| WorkloadError::failed("mmap", e))?;
     workers::prepare(1).map_err(|e| WorkloadError::failed("preparing workers", e))?;
-    flush_stdio();
+    workers::flush_stdio();
     let usage_before = UsageSnapshot::take();
     let supervisor = workers::fork_worker(|| supervise(p, &stats))
         .map_err(|e| WorkloadError::failed("fork", e))?;
@@ -141,6 +141,7 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         start_unix_ns: stats.scalar(SCALAR_START_UNIX_NS).load(Ordering::SeqCst),
         end_unix_ns: stats.scalar(SCALAR_END_UNIX_NS).load(Ordering::SeqCst),
         header_lines: vec![format!("# Executed {} system calls", p.loops)],
+        ..RunRecord::default()
     };
     Ok(rec.with_per_op(p.loops))
 }
@@ -318,10 +319,4 @@ fn be_target(stats: &SharedStats) -> i32 {
             return 1;
         }
     }
-}
-
-fn flush_stdio() {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
 }

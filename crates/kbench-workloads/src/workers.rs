@@ -170,6 +170,14 @@ fn restore_signal_mask(old: &libc::sigset_t) {
     }
 }
 
+/// Empties the stdio buffers, so a forked child cannot print the parent's pending
+/// output a second time.
+pub fn flush_stdio() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+}
+
 /// Forks a worker that runs `body` and exits with its return value via `_exit`
 /// (no destructors, no stdio flush: the coordinator flushed before forking).
 ///

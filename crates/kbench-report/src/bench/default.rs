@@ -1,4 +1,5 @@
 //! perf bench's default text format.
+use super::latency_text::render_latency;
 use super::perf_numbers::{c_14lf, ops_per_sec, total_time, usecs_per_op};
 use super::RunFormat;
 use kbench_workloads::RunRecord;
@@ -26,6 +27,12 @@ impl RunFormat for DefaultFormat {
             "Total time",
             total_time(record.total_ns)
         ));
+        if !record.series.is_empty() {
+            // Latency workloads: the distributions replace usecs/op, which would only
+            // be the wake gap over again.
+            out.push_str(&render_latency(record));
+            return out;
+        }
         if let Some(loops) = signed_loops(record) {
             out.push('\n');
             out.push_str(&format!(

@@ -2,8 +2,11 @@
 //!
 //! `default` and `simple` reproduce perf bench's text byte for byte, so scripts
 //! written for perf parse kbench unchanged; `json` is kbench's own, one object a run.
+//! Latency workloads, which perf does not have, print their distributions instead of
+//! the per-op lines (default) or their primary p50 (simple).
 mod default;
 mod json;
+pub mod latency_text;
 pub mod perf_numbers;
 mod simple;
 

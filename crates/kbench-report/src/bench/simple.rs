@@ -15,7 +15,16 @@ impl RunFormat for SimpleFormat {
         Some(format!("# Running {workload_key} benchmark...\n"))
     }
 
+    /// perf's total time; for latency workloads (which perf lacks) the one figure a
+    /// script wants instead: the p50 of the primary series in microseconds, three
+    /// decimals (ns resolution), or `n/a` when the run had too few valid samples.
     fn render(&self, record: &RunRecord) -> String {
-        format!("{}\n", total_time(record.total_ns))
+        match record.series.first() {
+            Some(primary) => match primary.p50() {
+                Some(p50_ns) => format!("{:.3}\n", p50_ns as f64 / 1e3),
+                None => "n/a\n".to_string(),
+            },
+            None => format!("{}\n", total_time(record.total_ns)),
+        }
     }
 }

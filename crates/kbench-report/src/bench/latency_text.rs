@@ -1,0 +1,206 @@
+//! The text blocks of latency workloads (`sched/wakeup`, `ipi/ipi`): one block per
+//! series (summary line, percentiles, log2 histogram), then the IPI accounting, invalid
+//! samples and warnings. Every line fits in 80 columns.
+use kbench_workloads::ipiaccount::IpiAccounting;
+use kbench_workloads::latency::{LatencySeries, Log2Bin};
+use kbench_workloads::RunRecord;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Width of the histogram bar, in characters: with bin labels of up to 12 digits
+/// (1000 s, beyond the histogram's 60 s ceiling) a line stays within 80 columns.
+const BAR_WIDTH: usize = 36;
+
+/// Everything after the total-time line of a record that has latency series.
+pub fn render_latency(record: &RunRecord) -> String {
+    let mut out = String::new();
+    for series in &record.series {
+        out.push('\n');
+        out.push_str(&series_block(series));
+    }
+    for accounting in &record.ipis {
+        out.push('\n');
+        out.push_str(&ipi_block(accounting));
+    }
+    if !record.invalid_samples.is_empty() {
+        out.push('\n');
+        out.push_str(&invalid_line(&record.invalid_samples));
+    }
+    for warning in &record.warnings {
+        out.push_str(&wrapped(&format!("WARNING: {warning}"), 78));
+    }
+    out
+}
+
+/// `text` word-wrapped to `width` columns, each line indented by one space and
+/// continuation lines by three.
+fn wrapped(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            let _ = writeln!(out, " {line}");
+            line = "  ".to_string();
+        }
+        if !line.is_empty() && !line.ends_with("  ") {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.trim().is_empty() {
+        let _ = writeln!(out, " {line}");
+    }
+    out
+}
+
+/// The summary, the percentiles and the histogram of one series.
+pub fn series_block(series: &LatencySeries) -> String {
+    let mut out = String::new();
+    let head = format!(
+        " {} [{}]: {} samples",
+        series.name, series.unit, series.count
+    );
+    let spread = format!("mean {:.0}, stddev {:.0}", series.mean, series.stddev);
+    if head.len() + 2 + spread.len() <= 80 {
+        let _ = writeln!(out, "{head}, {spread}");
+    } else {
+        let _ = writeln!(out, "{head}\n   {spread}");
+    }
+    if !series.description.is_empty() {
+        let _ = writeln!(out, "   ({})", series.description);
+    }
+    let mut cells: Vec<(String, String)> = vec![("min".into(), series.min.to_string())];
+    for (name, value) in series.percentiles.named() {
+        cells.push((name.into(), value.map_or("n/a".into(), |v| v.to_string())));
+    }
+    cells.push(("max".into(), series.max.to_string()));
+    // Each column as wide as its own name or value (at least 6), so one huge max
+    // cannot push the row past 80 columns.
+    let width = |(n, v): &(String, String)| n.len().max(v.len()).max(6);
+    let names: String = cells
+        .iter()
+        .map(|c| format!(" {:>w$}", c.0, w = width(c)))
+        .collect();
+    let values: String = cells
+        .iter()
+        .map(|c| format!(" {:>w$}", c.1, w = width(c)))
+        .collect();
+    let _ = writeln!(out, " {names}");
+    let _ = writeln!(out, " {values}");
+    out.push_str(&histogram(&series.log2_bins()));
+    out
+}
+
+/// A runqlat-style log2 histogram: `low -> high : count |****|`.
+pub fn histogram(bins: &[Log2Bin]) -> String {
+    let mut out = String::new();
+    let peak = bins.iter().map(|b| b.count).max().unwrap_or(0);
+    if peak == 0 {
+        return out;
+    }
+    let label_width = bins
+        .iter()
+        .map(|b| b.high_ns.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(2);
+    let _ = writeln!(
+        out,
+        " {:>w$}    {:<w$} : {:<8} distribution",
+        "ns",
+        "",
+        "count",
+        w = label_width
+    );
+    for bin in bins {
+        let stars = bar_length(bin.count, peak);
+        let _ = writeln!(
+            out,
+            " {:>w$} -> {:<w$} : {:<8} |{:<bar$}|",
+            bin.low_ns,
+            bin.high_ns,
+            bin.count,
+            "*".repeat(stars),
+            w = label_width,
+            bar = BAR_WIDTH
+        );
+    }
+    out
+}
+
+/// Stars for `count` out of `peak`; at least one for any non-zero count.
+fn bar_length(count: u64, peak: u64) -> usize {
+    if count == 0 || peak == 0 {
+        return 0;
+    }
+    let scaled = (count as u128 * BAR_WIDTH as u128).div_ceil(peak as u128);
+    (scaled as usize).clamp(1, BAR_WIDTH)
+}
+
+/// IPIs per operation on each CPU involved, by kind.
+pub fn ipi_block(accounting: &IpiAccounting) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        " IPIs per {} ({}, {} {}s, /proc/interrupts):",
+        accounting.per, accounting.label, accounting.ops, accounting.per
+    );
+    let _ = writeln!(
+        out,
+        "   {:>4} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "cpu", "role", "resched", "func-call", "tlb", "other", "total"
+    );
+    for cpu in &accounting.cpus {
+        let r = &cpu.per_op;
+        let _ = writeln!(
+            out,
+            "   {:>4} {:<12} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+            cpu.cpu, cpu.role, r.reschedule, r.function_call, r.tlb_shootdown, r.other, r.total
+        );
+    }
+    out
+}
+
+fn invalid_line(invalid: &BTreeMap<String, u64>) -> String {
+    let parts: Vec<String> = invalid.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    format!(
+        " Invalid samples (kept out of the histograms): {}\n",
+        parts.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_workloads::latency::LatencyRecorder;
+
+    #[test]
+    fn blocks_fit_in_80_columns() {
+        let mut recorder = LatencyRecorder::new().unwrap();
+        // Values beyond the 60 s ceiling saturate in the histogram; the exact max stays.
+        for v in [0, 1, 900, 40_000, 41_000, 45_000, 3_000_000_000, u64::MAX] {
+            recorder.record(v);
+        }
+        let text = series_block(&recorder.summary("wake_latency", "t2 - t0"));
+        for line in text.lines() {
+            assert!(line.len() <= 80, "{} columns: {line}", line.len());
+        }
+        assert!(text.contains("n/a"), "{text}");
+    }
+
+    #[test]
+    fn warnings_wrap_within_80_columns() {
+        let long = "word ".repeat(60);
+        let text = wrapped(&long, 78);
+        assert!(text.lines().count() > 1);
+        assert!(text.lines().all(|l| l.len() <= 80), "{text}");
+        assert_eq!(text.split_whitespace().count(), 60);
+    }
+
+    #[test]
+    fn bars_scale_to_the_peak() {
+        assert_eq!(bar_length(10, 10), BAR_WIDTH);
+        assert_eq!(bar_length(1, 1_000_000), 1);
+        assert_eq!(bar_length(0, 10), 0);
+    }
+}

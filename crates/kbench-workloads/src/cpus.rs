@@ -1,0 +1,66 @@
+//! CPU choice and pinning for workloads that place each thread on an explicit CPU.
+use crate::WorkloadError;
+use kbench_sys::{format_cpulist, Sysroot};
+use rustix::thread::CpuSet;
+
+/// The CPUs this process may run on now: its affinity mask, which the kernel already
+/// intersects with the active (online) CPUs. `kbench bench --cpus` narrows it.
+pub fn allowed_cpus() -> Result<Vec<u32>, WorkloadError> {
+    let set = rustix::thread::sched_getaffinity(None)
+        .map_err(|e| WorkloadError::failed("sched_getaffinity", e))?;
+    Ok((0..CpuSet::MAX_CPU)
+        .filter(|&cpu| set.is_set(cpu))
+        .map(|cpu| cpu as u32)
+        .collect())
+}
+
+/// A CPU given on the command line as a signed number, checked against `allowed`.
+pub fn checked_cpu(option: &str, value: i32, allowed: &[u32]) -> Result<u32, WorkloadError> {
+    let cpu = u32::try_from(value)
+        .ok()
+        .filter(|cpu| allowed.contains(cpu));
+    cpu.ok_or_else(|| {
+        WorkloadError::Usage(format!(
+            "--{option} {value}: CPU {value} is absent, offline or not allowed (usable CPUs: {})",
+            format_cpulist(allowed)
+        ))
+    })
+}
+
+/// A partner for `cpu` among `allowed`: preferably not its SMT sibling (a sibling shares
+/// the core, which is a different and much cheaper path), else any other CPU.
+pub fn partner_cpu(cpu: u32, allowed: &[u32]) -> Option<u32> {
+    let siblings = Sysroot::from_env()
+        .read_cpulist(&format!(
+            "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+        ))
+        .unwrap_or_default();
+    let others = allowed.iter().copied().filter(|&c| c != cpu);
+    others
+        .clone()
+        .find(|c| !siblings.contains(c))
+        .or_else(|| others.clone().next())
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
+    let mut set = CpuSet::new();
+    set.set(cpu as usize);
+    rustix::thread::sched_setaffinity(None, &set).map_err(|e| format!("pinning to CPU {cpu}: {e}"))
+}
+
+/// Makes the calling thread SCHED_IDLE: it runs only when nothing else wants the CPU,
+/// and any SCHED_OTHER wakeup on its CPU preempts it.
+pub fn make_current_thread_sched_idle() -> Result<(), String> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler only reads `param`, a valid local; pid 0 is the calling
+    // thread (Linux applies the policy per thread).
+    let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if ret != 0 {
+        return Err(format!(
+            "sched_setscheduler(SCHED_IDLE): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
