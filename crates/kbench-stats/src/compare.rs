@@ -276,7 +276,7 @@ fn rel_to_pct(scale: Scale, rel: f64) -> f64 {
 
 /// Reads the verdict from the interval (statistics.md §4.2, item 8), in "B larger" terms,
 /// then maps larger to worse unless higher is better.
-fn verdict_from_interval(
+pub(crate) fn verdict_from_interval(
     (low, high): (f64, f64),
     threshold: f64,
     higher_is_better: bool,

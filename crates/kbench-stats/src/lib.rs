@@ -16,6 +16,7 @@ pub mod diagnostics;
 pub mod ks;
 pub mod multiple;
 pub mod parametric;
+pub mod percentiles;
 pub mod rank;
 pub mod special;
 
@@ -33,6 +34,7 @@ pub use diagnostics::{
 pub use ks::{ks_two_sample, KolmogorovSmirnov};
 pub use multiple::benjamini_hochberg;
 pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};
+pub use percentiles::{compare_percentile, histogram_percentile_ci, PercentileShift};
 pub use rank::{
     hodges_lehmann, kth_pairwise_difference, mann_whitney, moses_rank, MannWhitney, PMethod,
     ShiftEstimate,

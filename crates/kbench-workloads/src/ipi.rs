@@ -83,6 +83,7 @@ pub static WORKLOAD: Workload = Workload {
     usage: "kbench bench ipi <options>",
     options: OPTIONS,
     comm: "ipi",
+    in_perf_all: false,
     check: no_check,
     run: run_parsed,
 };

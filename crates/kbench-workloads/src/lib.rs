@@ -62,6 +62,9 @@ pub struct Workload {
     pub options: &'static [OptSpec],
     /// The task name perf gives the process (`sched-pipe`), at most 15 bytes.
     pub comm: &'static str,
+    /// Whether `perf bench <collection> all` runs it: perf's own benchmarks do,
+    /// kbench's additions do not, so `sched all` prints what perf prints.
+    pub in_perf_all: bool,
     /// Checks done at parse time, as perf's option callbacks do.
     pub check: fn(&Parsed) -> Result<(), OptionProblem>,
     /// Runs once with the given options (defaults for those absent).

@@ -58,6 +58,7 @@ pub static WORKLOAD: Workload = Workload {
     usage: "perf bench sched messaging <options>",
     options: OPTIONS,
     comm: "sched-messaging",
+    in_perf_all: true,
     check: no_check,
     run: run_parsed,
 };

@@ -63,6 +63,7 @@ pub static WORKLOAD: Workload = Workload {
     usage: "perf bench sched pipe <options>",
     options: OPTIONS,
     comm: "sched-pipe",
+    in_perf_all: true,
     check: check_cgroups,
     run: run_parsed,
 };

@@ -68,6 +68,7 @@ pub static WORKLOAD: Workload = Workload {
     usage: "perf bench sched secccomp-notify <options>",
     options: OPTIONS,
     comm: "sched-seccomp-n",
+    in_perf_all: true,
     check: no_check,
     run: run_parsed,
 };

@@ -155,11 +155,14 @@ impl TaskSlot<'_> {
     }
 
     /// Stores the calling thread's `se.nr_migrations` (CONFIG_SCHED_DEBUG kernels).
-    /// One small /proc read: call it once, at the end of a worker with few peers.
+    /// One small /proc read: call it once, at the end of a worker with few peers. It
+    /// reads `/proc/thread-self`, so it makes no gettid call, which the seccomp
+    /// supervisor's own filter would trap.
     pub fn note_nr_migrations(&self) {
-        let pid = rustix::process::getpid().as_raw_nonzero().get() as u32;
-        let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
-        if let Some(n) = kbench_sys::nr_migrations(pid, tid) {
+        let Ok(text) = std::fs::read_to_string("/proc/thread-self/sched") else {
+            return;
+        };
+        if let Some(n) = kbench_sys::SchedStats::parse(&text).nr_migrations {
             self.words[NR_MIGRATIONS].store(n.saturating_add(1), Ordering::Relaxed);
         }
     }

@@ -138,6 +138,7 @@ pub static WORKLOAD: Workload = Workload {
     usage: "kbench bench sched wakeup <options>",
     options: OPTIONS,
     comm: "sched-wakeup",
+    in_perf_all: false,
     check: no_check,
     run: run_parsed,
 };

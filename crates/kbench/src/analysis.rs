@@ -189,6 +189,7 @@ pub fn compare_labels(
         }
     }
     rows.extend(compare_summaries(&a.summaries, &b.summaries, opts));
+    rows.extend(pooled_percentile_rows(&a.runs, &b.runs, opts));
     // The figure perf prints first, context switches after it.
     rows.sort_by_key(|r| {
         (
@@ -286,6 +287,160 @@ fn row(key: &Key, unit: &str, c: Comparison, diagnostics: Vec<String>) -> Compar
         summary_based: c.summary_based,
         diagnostics,
     }
+}
+
+/// Histogram buckets (`upper_ns` → count) of each latency series, merged over the
+/// measured runs of one comparison key.
+type PooledSeries = BTreeMap<String, BTreeMap<u64, u64>>;
+
+fn pooled_series(runs: &[RunRow]) -> BTreeMap<(String, String, String), (PooledSeries, usize)> {
+    let mut out: BTreeMap<(String, String, String), (PooledSeries, usize)> = BTreeMap::new();
+    for run in runs.iter().filter(|r| measured(r)) {
+        // `kbench ab` keeps the workload's record one level down.
+        let series = run
+            .run
+            .record
+            .as_ref()
+            .and_then(|r| r.get("series").or_else(|| r.get("record")?.get("series")))
+            .and_then(|s| s.as_array());
+        let Some(series) = series else {
+            continue;
+        };
+        let key = (
+            run.run.workload.clone(),
+            params_text(&run.run.params),
+            run.run.variant.clone(),
+        );
+        let entry = out.entry(key).or_default();
+        entry.1 += 1;
+        for s in series {
+            let Some(name) = s.get("name").and_then(|n| n.as_str()) else {
+                continue;
+            };
+            let buckets = entry.0.entry(name.to_string()).or_default();
+            for b in s
+                .get("buckets")
+                .and_then(|b| b.as_array())
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(upper), Some(count)) = (
+                    b.get(0).and_then(|v| v.as_u64()),
+                    b.get(1).and_then(|v| v.as_u64()),
+                ) {
+                    *buckets.entry(upper).or_default() += count;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Percentiles of latency distributions pooled over each side's runs, compared with
+/// order-statistic confidence intervals (every wake a sample). The per-run p50/p99
+/// rows compare runs as replicates; these compare the distributions' tails.
+fn pooled_percentile_rows(a: &[RunRow], b: &[RunRow], opts: ReportOptions) -> Vec<CompareRow> {
+    let (pa, pb) = (pooled_series(a), pooled_series(b));
+    let options = CompareOptions {
+        delta_pct: opts.delta_pct,
+        alpha: opts.alpha,
+        higher_is_better: false,
+    };
+    let mut rows = Vec::new();
+    for (key, (series_a, runs_a)) in &pa {
+        let Some((series_b, runs_b)) = pb.get(key) else {
+            continue;
+        };
+        for (name, buckets_a) in series_a {
+            let Some(buckets_b) = series_b.get(name) else {
+                continue;
+            };
+            let ha: Vec<(f64, u64)> = buckets_a.iter().map(|(v, c)| (*v as f64, *c)).collect();
+            let hb: Vec<(f64, u64)> = buckets_b.iter().map(|(v, c)| (*v as f64, *c)).collect();
+            let (na, nb): (u64, u64) = (ha.iter().map(|b| b.1).sum(), hb.iter().map(|b| b.1).sum());
+            for (label, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+                let metric = format!("{name}_{label}_pooled");
+                let k = Key {
+                    workload: key.0.clone(),
+                    params: key.1.clone(),
+                    variant: key.2.clone(),
+                    metric,
+                };
+                rows.push(percentile_row(
+                    &k,
+                    &ha,
+                    &hb,
+                    q,
+                    &options,
+                    [na, nb],
+                    [*runs_a, *runs_b],
+                ));
+            }
+        }
+    }
+    rows
+}
+
+fn percentile_row(
+    key: &Key,
+    a: &[(f64, u64)],
+    b: &[(f64, u64)],
+    q: f64,
+    options: &CompareOptions,
+    samples: [u64; 2],
+    runs: [usize; 2],
+) -> CompareRow {
+    let pooled = format!(
+        "pooled over {} and {} samples from {} and {} runs; order-statistic CIs treat samples as independent (the per-run rows treat runs as the replicates)",
+        samples[0], samples[1], runs[0], runs[1]
+    );
+    let mut r = CompareRow {
+        workload: key.workload.clone(),
+        metric: key.metric.clone(),
+        unit: "ns".into(),
+        params: key.params.clone(),
+        variant: key.variant.clone(),
+        cpu_classes: String::new(),
+        n_a: samples[0] as usize,
+        n_b: samples[1] as usize,
+        median_a: None,
+        median_b: None,
+        shift_pct: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        p_value: None,
+        q_value: None,
+        verdict: Verdict::Insufficient.as_str().into(),
+        runs_needed: None,
+        method: "order-statistic CIs of pooled samples".into(),
+        summary_based: false,
+        diagnostics: vec![pooled],
+    };
+    match kbench_stats::compare_percentile(a, b, q, options) {
+        Some(shift) => {
+            r.median_a = Some(shift.a.estimate);
+            r.median_b = Some(shift.b.estimate);
+            r.shift_pct = Some(shift.shift_pct);
+            r.ci_low_pct = Some(shift.ci_low_pct);
+            r.ci_high_pct = Some(shift.ci_high_pct);
+            r.verdict = shift.verdict.as_str().into();
+            r.method = shift.method;
+            r.diagnostics.push(format!(
+                "base {} ns [{}, {}], new {} ns [{}, {}] ({:.1}% intervals)",
+                shift.a.estimate,
+                shift.a.lower,
+                shift.a.upper,
+                shift.b.estimate,
+                shift.b.lower,
+                shift.b.upper,
+                100.0 * (1.0 - options.alpha / 2.0)
+            ));
+        }
+        None => r
+            .diagnostics
+            .push("too few samples for an order-statistic interval at this percentile".into()),
+    }
+    r
 }
 
 /// When the runs of the two sides used more than one set of CPU classes, one row per

@@ -60,8 +60,14 @@ fn row_text(row: &CompareRow) -> String {
         context.push_str(&format!(" on {} only", row.cpu_classes));
     }
     out.push_str(&wrap(context.trim(), "  "));
+    // Pooled percentile rows carry the percentile where other rows carry the median.
+    let figure_name = if row.metric.ends_with("_pooled") {
+        "value"
+    } else {
+        "median"
+    };
     out.push_str(&format!(
-        "  n {}/{}  median {} -> {}  {} [{}, {}]\n",
+        "  n {}/{}  {figure_name} {} -> {}  {} [{}, {}]\n",
         row.n_a,
         row.n_b,
         figure(row.median_a),

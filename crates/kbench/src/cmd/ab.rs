@@ -6,6 +6,7 @@ use crate::runner::child::{run_command, run_workload, stored_command_run};
 use crate::runner::spec::WorkloadSpec;
 use crate::session::{self, DbArgs};
 use kbench_store::{Store, StoredRun};
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct AbArgs {
@@ -31,6 +32,9 @@ pub struct AbArgs {
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
     pub format: String,
+    /// Stop a workload run (and record it as failed) after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    pub run_timeout: f64,
     /// Pin every run: a cpulist or `class:NAME`.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
@@ -56,9 +60,15 @@ impl Side {
     }
 
     /// Runs once; `None` in `Ok` never happens: a failed run is stored as failed.
-    fn run(&self, index: u32, warmup: bool, cpus: Option<&str>) -> anyhow::Result<StoredRun> {
+    fn run(
+        &self,
+        index: u32,
+        warmup: bool,
+        cpus: Option<&str>,
+        timeout: Duration,
+    ) -> anyhow::Result<StoredRun> {
         match self {
-            Side::Workload(spec) => Ok(match run_workload(spec, cpus) {
+            Side::Workload(spec) => Ok(match run_workload(spec, cpus, timeout) {
                 Ok(record) => {
                     let used = kbench_sys::format_cpulist(&record.cpus_used);
                     kbench_store::record::stored_run(
@@ -180,6 +190,7 @@ fn run_blocks(
     args: &AbArgs,
     cpus: Option<&str>,
 ) -> anyhow::Result<()> {
+    let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
     let mut index = [0u32; 2];
     let mut order = Vec::new();
     for _ in 0..args.warmup {
@@ -190,7 +201,7 @@ fn run_blocks(
         order.extend(pair.map(|s| (s, false)));
     }
     for (side, warmup) in order {
-        let stored = as_ab_run(sides[side].run(index[side], warmup, cpus)?, side);
+        let stored = as_ab_run(sides[side].run(index[side], warmup, cpus, timeout)?, side);
         store
             .insert_run(ids[side], &stored)
             .map_err(session::store_error)?;

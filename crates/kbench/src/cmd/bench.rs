@@ -212,7 +212,7 @@ fn run_one(workload: &Workload, args: &[String], format: &dyn RunFormat) -> anyh
 /// Runs every benchmark of the collection with its defaults, as `perf bench sched all`.
 fn run_all(collection: &str, format: &dyn RunFormat) -> i32 {
     let mut failed = false;
-    for workload in kbench_workloads::collection(collection) {
+    for workload in kbench_workloads::collection(collection).filter(|w| w.in_perf_all) {
         set_task_name(workload);
         if let Some(banner) = format.all_banner(&workload.key()) {
             print_out(&banner);

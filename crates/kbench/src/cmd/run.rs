@@ -5,19 +5,23 @@ use crate::runner::{self, Plan, Stopping, WorkloadOutcome};
 use crate::session::{self, DbArgs};
 use std::time::{Duration, Instant};
 
-/// The default suite: perf's three sched benchmarks, sized for about ten minutes on
-/// two cores (about one with `--quick`).
+/// The default suite: perf's three sched benchmarks, idle-CPU wakeup latency and IPI
+/// cost, sized for about ten minutes on two cores (about one with `--quick`).
 const SUITE: &[&str] = &[
     "messaging:-g 10 -l 100",
     "pipe:-l 100000",
     "seccomp-notify:-l 100000",
+    "wakeup:--wakes 1000",
+    "ipi:--iterations 20000",
 ];
 const QUICK_SUITE: &[&str] = &[
     "messaging:-g 4 -l 50",
     "pipe:-l 20000",
     "seccomp-notify:-l 20000",
+    "wakeup:--wakes 300 --gap-us 1000",
+    "ipi:--iterations 5000",
 ];
-const DEFAULT_RUNS: u32 = 80;
+const DEFAULT_RUNS: u32 = 60;
 const QUICK_RUNS: u32 = 25;
 
 #[derive(Debug, clap::Args)]
@@ -28,7 +32,7 @@ pub struct RunArgs {
     /// The label these runs are stored under (a kernel, a patch).
     #[arg(long)]
     pub label: String,
-    /// Measured runs per workload [default: 80, or 25 with --quick].
+    /// Measured runs per workload [default: 60, or 25 with --quick].
     #[arg(long, conflicts_with = "precision")]
     pub runs: Option<u32>,
     /// Repeat until the 95% CI of each median is within ±PCT percent.
@@ -46,6 +50,9 @@ pub struct RunArgs {
     /// Pin every run: a cpulist (`0-3,6`) or a class (`class:big`, `class:Cortex-A72`).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Stop a run (and record it as failed) after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    pub run_timeout: f64,
     /// Seed of the run order [default: from the clock; recorded either way].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -104,6 +111,7 @@ fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         seed: args
             .seed
             .unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id())),
+        run_timeout: run_timeout(args.run_timeout)?,
     })
 }
 
@@ -125,6 +133,15 @@ fn stopping(args: &RunArgs) -> anyhow::Result<Stopping> {
         return usage("--runs must be at least 1");
     }
     Ok(Stopping::Runs(runs))
+}
+
+/// `--run-timeout` as a duration; a positive number of seconds.
+pub fn run_timeout(secs: f64) -> anyhow::Result<Duration> {
+    if secs > 0.0 && secs.is_finite() && secs < 1e9 {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        usage("--run-timeout takes a positive number of seconds")
+    }
 }
 
 /// Resolves `--cpus` to a cpulist on this machine (classes included).
@@ -158,7 +175,7 @@ fn summary(
     );
     out.push_str(&format!(
         "{:<24} {:>4} {:>11} {:>8} {:>6}  {}\n",
-        "workload", "n", "median", "CI95 ±%", "CV%", "unit"
+        "workload", "n", "median", "CI95 ±%", "CV%", "metric"
     ));
     for o in outcomes {
         out.push_str(&summary_row(o));
@@ -192,10 +209,10 @@ fn summary_row(o: &WorkloadOutcome) -> String {
         "{:<24} {:>4} {:>11} {:>8} {:>6}  {}\n",
         name,
         d.n,
-        fmt(d.median, 4),
+        kbench_report::compare::figure(d.median),
         fmt(o.precision_pct(), 2),
         fmt(d.cv_pct, 2),
-        o.unit
+        o.metric
     )
 }
 

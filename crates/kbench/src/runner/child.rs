@@ -5,32 +5,107 @@ use kbench_store::{StoredRun, Value};
 use kbench_workloads::RunRecord;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Runs one workload in a fresh `kbench bench` process, pinned to `cpus` if given.
-pub fn run_workload(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<RunRecord, String> {
+/// A run still going after `timeout` is stopped (SIGTERM, which makes it kill and reap
+/// its workers; SIGKILL two seconds later) and reported as failed.
+pub fn run_workload(
+    spec: &WorkloadSpec,
+    cpus: Option<&str>,
+    timeout: Duration,
+) -> Result<RunRecord, String> {
+    let mut child = bench_command(spec, cpus)?
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start kbench bench: {e}"))?;
+    // Read both pipes while waiting, so a large record cannot fill a pipe and stall.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = wait_with_timeout(&mut child, timeout)?;
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    let Some(status) = status else {
+        return Err(format!(
+            "{} timed out after {} s and was stopped",
+            spec.display(),
+            timeout.as_secs()
+        ));
+    };
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
+        let reason = stderr.lines().last().unwrap_or("no message").to_string();
+        return Err(format!("{} failed ({status}): {reason}", spec.display()));
+    }
+    serde_json::from_slice(&stdout)
+        .map_err(|e| format!("{}: unreadable run record: {e}", spec.display()))
+}
+
+/// `kbench bench --json [--cpus L] sched pipe ARGS`, or `... ipi ARGS` for a
+/// collection of one benchmark, which takes no name.
+fn bench_command(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<Command, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find kbench itself: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.arg("bench").arg("--json");
     if let Some(cpus) = cpus {
         cmd.arg("--cpus").arg(cpus);
     }
-    cmd.arg("sched").arg(spec.workload.name).args(&spec.args);
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot start kbench bench: {e}"))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let reason = stderr.lines().last().unwrap_or("no message").to_string();
-        return Err(format!(
-            "{} failed ({}): {reason}",
-            spec.display(),
-            out.status
-        ));
+    cmd.arg(spec.workload.collection);
+    if spec.workload.name != spec.workload.collection {
+        cmd.arg(spec.workload.name);
     }
-    serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("{}: unreadable run record: {e}", spec.display()))
+    cmd.args(&spec.args);
+    Ok(cmd)
+}
+
+fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// The child's status, or `None` when it had to be stopped at the deadline.
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> Result<Option<std::process::ExitStatus>, String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("waiting for kbench bench: {e}"))?
+        {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            stop(child);
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn stop(child: &mut std::process::Child) {
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+    let grace = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < grace {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// What a command did, measured from outside.

@@ -35,6 +35,8 @@ pub struct Plan {
     /// The cpulist every run is pinned to, if any.
     pub cpus: Option<String>,
     pub seed: u64,
+    /// A run still going after this long is stopped and recorded as failed.
+    pub run_timeout: Duration,
 }
 
 /// What happened to one workload.
@@ -164,7 +166,7 @@ fn run_and_store(
     outcome: &mut WorkloadOutcome,
 ) -> anyhow::Result<()> {
     let spec = &plan.specs[w];
-    match child::run_workload(spec, plan.cpus.as_deref()) {
+    match child::run_workload(spec, plan.cpus.as_deref(), plan.run_timeout) {
         Ok(record) => {
             let cpus_used = kbench_sys::format_cpulist(&record.cpus_used);
             let stored = kbench_store::record::stored_run(
