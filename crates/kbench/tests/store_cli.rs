@@ -552,3 +552,84 @@ fn pinned_runs_record_the_pinning_and_the_cpus_used() {
     assert_eq!(pinned, "1");
     assert_eq!(used, "1");
 }
+
+#[test]
+fn a_run_past_its_timeout_is_stopped_recorded_and_leaves_no_process() {
+    let db = Db::new();
+    let out = db.kbench(&[
+        "run",
+        "--label",
+        "slow",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--run-timeout",
+        "1",
+        "pipe:-l 100000000",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "a failed run makes run fail");
+    assert!(
+        text(&out.stderr).contains("timed out after 1 s"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM runs WHERE variant = 'failed'"),
+        1
+    );
+    let leftovers = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("cmdline")).ok())
+        .filter(|cmd| cmd.contains("100000000") && cmd.contains("kbench"))
+        .count();
+    assert_eq!(leftovers, 0, "the stopped run left processes behind");
+}
+
+#[test]
+fn latency_workloads_are_run_stored_and_compared_by_percentile() {
+    let db = Db::new();
+    db.ok(&[
+        "run",
+        "--label",
+        "ipi",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "ipi:--iterations 2000 --warmup 100",
+    ]);
+    assert_eq!(
+        db.count("SELECT count(*) FROM run_values WHERE metric = 'ipi_round_trip_p50_ns'"),
+        2
+    );
+    let report = db.json(&[
+        "ab",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+        "--label-a",
+        "plain",
+        "--label-b",
+        "delayed",
+        "wakeup:--wakes 400 --warmup 20 --gap-us 200",
+        "wakeup:--wakes 400 --warmup 20 --gap-us 200 --inject-delay-us 200",
+    ]);
+    let per_run = row(&report, "ab", "wake_latency_p50_ns");
+    assert_eq!(per_run["n_a"], 3);
+    let pooled = row(&report, "ab", "wake_latency_p50_pooled");
+    assert_eq!(pooled["verdict"], "regression", "{pooled}");
+    assert!(
+        pooled["n_a"].as_u64().unwrap() >= 1000,
+        "every wake of every run: {pooled}"
+    );
+    let moved_ns = pooled["median_b"].as_f64().unwrap() - pooled["median_a"].as_f64().unwrap();
+    assert!(
+        (150_000.0..400_000.0).contains(&moved_ns),
+        "a 200 us delay moved p50 by {moved_ns} ns"
+    );
+    assert!(row(&report, "ab", "call_ipis_per_op")["n_a"] == 3);
+}
