@@ -42,6 +42,45 @@ pub fn partner_cpu(cpu: u32, allowed: &[u32]) -> Option<u32> {
         .or_else(|| others.clone().next())
 }
 
+/// The CPU of option `--long`, if given, checked against `allowed`.
+pub fn given_cpu(
+    parsed: &crate::perfopt::Parsed,
+    long: &str,
+    allowed: &[u32],
+) -> Result<Option<u32>, WorkloadError> {
+    parsed
+        .int(long)
+        .map(|v| checked_cpu(long, v, allowed))
+        .transpose()
+}
+
+/// Two CPUs from two optional choices: each as given, else a partner of the other,
+/// else the first usable CPU and its partner. `who` names the workload in the error
+/// when only one CPU is usable. The two may be equal when both were given equal.
+pub fn complete_pair(
+    given: (Option<u32>, Option<u32>),
+    allowed: &[u32],
+    who: &str,
+) -> Result<(u32, u32), WorkloadError> {
+    let partner = |cpu: u32| {
+        partner_cpu(cpu, allowed).ok_or_else(|| {
+            WorkloadError::Usage(format!(
+                "{who} needs two usable CPUs, only CPU {cpu} is usable"
+            ))
+        })
+    };
+    let first = allowed
+        .first()
+        .copied()
+        .ok_or_else(|| WorkloadError::Unsupported("no usable CPU".into()))?;
+    match given {
+        (Some(a), Some(b)) => Ok((a, b)),
+        (Some(a), None) => Ok((a, partner(a)?)),
+        (None, Some(b)) => Ok((partner(b)?, b)),
+        (None, None) => Ok((first, partner(first)?)),
+    }
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
     let mut set = CpuSet::new();

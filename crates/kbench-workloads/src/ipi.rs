@@ -130,30 +130,11 @@ impl Params {
 
 fn resolve_cpus(parsed: &Parsed) -> Result<(u32, u32), WorkloadError> {
     let allowed = cpus::allowed_cpus()?;
-    let given = |long: &str| -> Result<Option<u32>, WorkloadError> {
-        parsed
-            .int(long)
-            .map(|v| cpus::checked_cpu(long, v, &allowed))
-            .transpose()
-    };
-    let (sender, target) = (given("sender-cpu")?, given("target-cpu")?);
-    let partner = |cpu: u32| {
-        cpus::partner_cpu(cpu, &allowed).ok_or_else(|| {
-            WorkloadError::Usage(format!(
-                "ipi needs two usable CPUs, only CPU {cpu} is usable"
-            ))
-        })
-    };
-    let first = allowed
-        .first()
-        .copied()
-        .ok_or_else(|| WorkloadError::Unsupported("no usable CPU".into()))?;
-    let (sender, target) = match (sender, target) {
-        (Some(s), Some(t)) => (s, t),
-        (Some(s), None) => (s, partner(s)?),
-        (None, Some(t)) => (partner(t)?, t),
-        (None, None) => (first, partner(first)?),
-    };
+    let given = (
+        cpus::given_cpu(parsed, "sender-cpu", &allowed)?,
+        cpus::given_cpu(parsed, "target-cpu", &allowed)?,
+    );
+    let (sender, target) = cpus::complete_pair(given, &allowed, "ipi")?;
     if sender == target {
         return Err(WorkloadError::Usage(format!(
             "--sender-cpu and --target-cpu are both {sender}: membarrier never IPIs its own CPU"

@@ -279,26 +279,15 @@ pub(crate) fn bounded(
 /// first usable CPU and a partner that is not its SMT sibling.
 fn resolve_cpus(parsed: &Parsed, mode: Mode) -> Result<(u32, u32), WorkloadError> {
     let allowed = cpus::allowed_cpus()?;
-    let given = |long: &str| -> Result<Option<u32>, WorkloadError> {
-        parsed
-            .int(long)
-            .map(|v| cpus::checked_cpu(long, v, &allowed))
-            .transpose()
-    };
-    let (waker, wakee) = (given("waker-cpu")?, given("wakee-cpu")?);
-    let first = allowed
-        .first()
-        .copied()
-        .ok_or_else(|| WorkloadError::Unsupported("no usable CPU".into()))?;
-    let partner = |cpu: u32| {
-        cpus::partner_cpu(cpu, &allowed).ok_or_else(|| {
-            WorkloadError::Usage(format!(
-                "--mode {}: needs two usable CPUs, only CPU {cpu} is usable",
-                mode.as_str()
-            ))
-        })
-    };
+    let (waker, wakee) = (
+        cpus::given_cpu(parsed, "waker-cpu", &allowed)?,
+        cpus::given_cpu(parsed, "wakee-cpu", &allowed)?,
+    );
     if mode == Mode::SameCpu {
+        let first = allowed
+            .first()
+            .copied()
+            .ok_or_else(|| WorkloadError::Unsupported("no usable CPU".into()))?;
         return match (waker, wakee) {
             (Some(a), Some(b)) if a != b => Err(WorkloadError::Usage(format!(
                 "--mode same-cpu: --waker-cpu {a} and --wakee-cpu {b} must be the same CPU"
@@ -307,12 +296,11 @@ fn resolve_cpus(parsed: &Parsed, mode: Mode) -> Result<(u32, u32), WorkloadError
             (None, None) => Ok((first, first)),
         };
     }
-    let (waker, wakee) = match (waker, wakee) {
-        (Some(a), Some(b)) => (a, b),
-        (Some(a), None) => (a, partner(a)?),
-        (None, Some(b)) => (partner(b)?, b),
-        (None, None) => (first, partner(first)?),
-    };
+    let (waker, wakee) = cpus::complete_pair(
+        (waker, wakee),
+        &allowed,
+        &format!("--mode {}", mode.as_str()),
+    )?;
     if waker == wakee {
         return Err(WorkloadError::Usage(format!(
             "--waker-cpu and --wakee-cpu are both {waker}: use --mode same-cpu for one CPU"
