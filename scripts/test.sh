@@ -19,6 +19,7 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261130}
 cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
