@@ -184,14 +184,33 @@ impl Store {
     }
 
     fn configure(&self) -> Result<(), rusqlite::Error> {
+        // Switching a new database to WAL needs it to itself, and SQLite answers
+        // SQLITE_BUSY at once rather than through the busy handler when another
+        // process opens it at the same moment: retry within the busy timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self.enable_wal() {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn enable_wal(&self) -> Result<(), rusqlite::Error> {
         // journal_mode answers with a row; the first real read also proves the file is
         // SQLite at all.
-        let _: String = self
+        let mode: String = self
             .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            let _: String = self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        }
         self.conn
-            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
-        Ok(())
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -485,6 +504,13 @@ impl Store {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn unusable(path: &Path, e: rusqlite::Error) -> StoreError {

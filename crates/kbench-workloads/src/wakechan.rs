@@ -175,18 +175,23 @@ mod tests {
     fn every_mechanism_passes_stamps_between_threads() {
         for mech in [Mech::Futex, Mech::Pipe, Mech::Eventfd] {
             let channel = WakeChannel::new(mech).unwrap();
+            // The waiter's stamps taken so far: the poster waits for it, as the waker
+            // waits for `wakee_ready`, so the futex word is re-armed before each post.
+            let taken = AtomicU64::new(0);
             std::thread::scope(|s| {
                 let waiter = s.spawn(|| {
                     let mut seen = Vec::new();
                     for _ in 0..3 {
                         channel.wait().unwrap();
                         seen.push(channel.take_stamp().0);
+                        taken.fetch_add(1, Ordering::Release);
                     }
                     seen
                 });
                 for seq in 0..3 {
-                    // Wait until the previous stamp was taken (futex word re-armed).
-                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    while taken.load(Ordering::Acquire) < seq {
+                        std::thread::yield_now();
+                    }
                     let (t0, t1) = channel.post(seq).unwrap();
                     assert!(t1 >= t0);
                 }
