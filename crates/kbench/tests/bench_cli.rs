@@ -652,3 +652,26 @@ fn cgroups_option_moves_each_worker_into_its_cgroup_v2() {
         "cpu time in SEND {send_us} us, RECV {recv_us} us"
     );
 }
+
+#[test]
+fn seccomp_notify_runs_without_root() {
+    // setpriv drops to nobody; the binary must be readable by it (it is, under /work).
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !setpriv.exists() || !rustix::process::geteuid().is_root() {
+        eprintln!("SKIP: needs root and setpriv to drop to an unprivileged user");
+        return;
+    }
+    let out = Command::new(setpriv)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            kbench_bin(),
+        ])
+        .args(["bench", "--json", "sched", "seccomp-notify", "-l", "1000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["ops"], 1000);
+}

@@ -633,3 +633,41 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
     );
     assert!(row(&report, "ab", "call_ipis_per_op")["n_a"] == 3);
 }
+
+#[test]
+fn precision_mode_stops_when_the_median_is_known_well_enough() {
+    let db = Db::new();
+    let out = db.ok(&[
+        "run",
+        "--label",
+        "p",
+        "--warmup",
+        "0",
+        "--precision",
+        "60",
+        "--max-time",
+        "60",
+        "messaging:-g 1 -l 5",
+    ]);
+    let runs = db.count("SELECT count(*) FROM runs");
+    // At least the minimum of 5 runs, and far fewer than a minute's worth.
+    assert!((5..200).contains(&runs), "{runs} runs");
+    let line = out.lines().find(|l| l.starts_with("messaging")).unwrap();
+    let precision: f64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(precision <= 60.0, "reported precision {precision} in {out}");
+    // A time limit that cannot be met stops the run and still reports what it reached.
+    let out = db.ok(&[
+        "run",
+        "--label",
+        "q",
+        "--warmup",
+        "0",
+        "--precision",
+        "0.001",
+        "--max-time",
+        "2",
+        "messaging:-g 1 -l 5",
+    ]);
+    assert!(out.contains("messaging:-g 1 -l 5"), "{out}");
+    assert!(db.count("SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.label = 'q'") >= 5);
+}
