@@ -21,7 +21,7 @@ const QUICK_SUITE: &[&str] = &[
     "wakeup:--wakes 300 --gap-us 1000",
     "ipi:--iterations 5000",
 ];
-const DEFAULT_RUNS: u32 = 60;
+const DEFAULT_RUNS: u32 = 100;
 const QUICK_RUNS: u32 = 25;
 
 #[derive(Debug, clap::Args)]
@@ -32,7 +32,7 @@ pub struct RunArgs {
     /// The label these runs are stored under (a kernel, a patch).
     #[arg(long)]
     pub label: String,
-    /// Measured runs per workload [default: 60, or 25 with --quick].
+    /// Measured runs per workload [default: 100, or 25 with --quick].
     #[arg(long, conflicts_with = "precision")]
     pub runs: Option<u32>,
     /// Repeat until the 95% CI of each median is within ±PCT percent.
