@@ -174,9 +174,43 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.configure().map_err(|e| unusable(path, e))?;
-        store.migrate()?;
-        Ok(store)
+        match store.configure() {
+            Ok(()) => {}
+            // A database we may read but not write still serves list, show, compare
+            // and export; a write then fails with one clear line.
+            Err(e) if is_read_only(&e) => return Store::open_read_only(path),
+            Err(e) => return Err(unusable(path, e)),
+        }
+        match store.migrate() {
+            Err(StoreError::Sqlite(e)) if is_read_only(&e) => Store::open_read_only(path),
+            other => other.map(|()| store),
+        }
+    }
+
+    /// Opens an existing, current database without writing to it. A WAL database
+    /// needs its shared-memory file, which a reader without write access cannot
+    /// create, so the file is opened as immutable: a snapshot for reporting.
+    fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let uri = format!("file:{}?immutable=1", uri_path(path));
+        let conn = Connection::open_with_flags(uri, flags).map_err(|e| unusable(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| unusable(path, e))?;
+        if version != current_version() {
+            return Err(StoreError::Unusable(format!(
+                "{}: read-only, and at schema version {version} where this kbench needs {}",
+                path.display(),
+                current_version()
+            )));
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -377,6 +411,39 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Whether `label` already has a session started at `started_unix_ns` on boot
+    /// `boot_id` (the same session imported twice).
+    pub fn has_session(
+        &self,
+        label: &str,
+        started_unix_ns: u64,
+        boot_id: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM sessions WHERE label = ?1 AND started_unix_ns = ?2
+                 AND coalesce(boot_id, '') = coalesce(?3, '') LIMIT 1",
+                params![label, to_i64(started_unix_ns), boot_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Whether `label` has a session whose source description ends with `suffix`.
+    pub fn has_source_ending(&self, label: &str, suffix: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM sessions WHERE label = ?1 AND substr(source, -length(?2)) = ?2 LIMIT 1",
+                params![label, suffix],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
     /// Whether any session carries `label`.
     pub fn has_label(&self, label: &str) -> Result<bool, StoreError> {
         Ok(self
@@ -504,6 +571,26 @@ impl Store {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
+}
+
+/// A path for an SQLite `file:` URI: the characters URIs reserve, percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether SQLite refused a write because the file (or its directory) is read-only.
+pub fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
 }
 
 fn is_busy(e: &rusqlite::Error) -> bool {

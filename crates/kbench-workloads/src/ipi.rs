@@ -85,6 +85,7 @@ pub static WORKLOAD: Workload = Workload {
     comm: "ipi",
     in_perf_all: false,
     check: no_check,
+    validate,
     run: run_parsed,
 };
 
@@ -141,6 +142,12 @@ fn resolve_cpus(parsed: &Parsed) -> Result<(u32, u32), WorkloadError> {
         )));
     }
     Ok((sender, target))
+}
+
+fn validate(parsed: &Parsed) -> Result<(), String> {
+    Params::from_parsed(parsed)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {

@@ -67,6 +67,9 @@ pub struct Workload {
     pub in_perf_all: bool,
     /// Checks done at parse time, as perf's option callbacks do.
     pub check: fn(&Parsed) -> Result<(), OptionProblem>,
+    /// Checks the values as `run` would, without running: lets `kbench run` refuse a
+    /// bad spec before it starts a session.
+    pub validate: fn(&Parsed) -> Result<(), String>,
     /// Runs once with the given options (defaults for those absent).
     pub run: fn(&Parsed) -> Result<RunRecord, WorkloadError>,
 }
@@ -76,6 +79,11 @@ impl Workload {
     pub fn key(&self) -> String {
         format!("{}/{}", self.collection, self.name)
     }
+}
+
+/// No checks beyond the option parser's.
+pub fn no_validate(_: &Parsed) -> Result<(), String> {
+    Ok(())
 }
 
 /// No parse-time checks.

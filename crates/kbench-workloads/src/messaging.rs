@@ -60,6 +60,7 @@ pub static WORKLOAD: Workload = Workload {
     comm: "sched-messaging",
     in_perf_all: true,
     check: no_check,
+    validate: crate::no_validate,
     run: run_parsed,
 };
 
@@ -268,6 +269,8 @@ fn receive(
     ready_then_wait(ch)?;
     let mut buf = [0u8; MESSAGE_BYTES];
     slot.note_current_cpu();
+    // Counted locally and published once: no shared write per message.
+    let mut bytes: u64 = 0;
     for i in 0..messages {
         let mut got = 0;
         while got < MESSAGE_BYTES {
@@ -278,11 +281,12 @@ fn receive(
                 Err(e) => return Err(format!("SERVER: read: {e}")),
             }
         }
-        slot.add_bytes(MESSAGE_BYTES as u64);
+        bytes += MESSAGE_BYTES as u64;
         if i % CPU_SAMPLE_EVERY == 0 {
             slot.note_current_cpu();
         }
     }
+    slot.add_bytes(bytes);
     slot.note_current_cpu();
     Ok(())
 }
@@ -448,7 +452,6 @@ fn run_threads(
 ) -> Result<Timed, WorkloadError> {
     workers::prepare(0).map_err(|e| WorkloadError::failed("preparing workers", e))?;
     let fds = FDS_PER_GROUP as usize;
-    let messages = u64::from(FDS_PER_GROUP) * u64::from(p.loops);
     let mut pairs: Vec<Vec<FdPair>> = Vec::with_capacity(p.groups as usize);
     for _ in 0..p.groups {
         pairs.push(
@@ -462,6 +465,41 @@ fn run_threads(
         .map(|group| group.iter().map(|pair| pair.write.as_fd()).collect())
         .collect();
     std::thread::scope(|scope| {
+        let started = start_threads(scope, p, ch, &pairs, &outputs, stats)
+            .and_then(|handles| collect_ready(ready, p.tasks(), false).map(|()| handles));
+        // Threads already started wait for the start byte or for their peers: an error
+        // now can only end the process, or the scope would wait for them forever.
+        let handles = started.unwrap_or_else(|e| workers::exit_now(1, &e.to_string()));
+        let usage_before = UsageSnapshot::take();
+        let stopwatch = Stopwatch::start();
+        if let Err(e) = start_everyone(wake) {
+            workers::exit_now(1, &e.to_string());
+        }
+        for handle in handles {
+            match handle.join() {
+                Ok(0) => {}
+                _ => return Err(WorkloadError::Failed("a worker thread failed".into())),
+            }
+        }
+        let elapsed = stopwatch.stop();
+        Ok((elapsed, usage_before.delta_to(&UsageSnapshot::take())))
+    })
+}
+
+type Handles<'scope> = Vec<std::thread::ScopedJoinHandle<'scope, i32>>;
+
+/// Starts every worker thread: receivers then senders, group by group.
+fn start_threads<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    p: &'env Params,
+    ch: &'env Channels<'env>,
+    pairs: &'env [Vec<FdPair>],
+    outputs: &'env [Vec<BorrowedFd<'env>>],
+    stats: &'env SharedStats,
+) -> Result<Handles<'scope>, WorkloadError> {
+    let fds = FDS_PER_GROUP as usize;
+    let messages = u64::from(FDS_PER_GROUP) * u64::from(p.loops);
+    {
         let mut handles = Vec::with_capacity(p.tasks() as usize);
         for (group, group_pairs) in pairs.iter().enumerate() {
             let base = group * 2 * fds;
@@ -478,19 +516,8 @@ fn run_threads(
                 handles.push(spawn_worker(scope, move || send(ch, outs, p.loops, slot))?);
             }
         }
-        collect_ready(ready, p.tasks(), false)?;
-        let usage_before = UsageSnapshot::take();
-        let stopwatch = Stopwatch::start();
-        start_everyone(wake)?;
-        for handle in handles {
-            match handle.join() {
-                Ok(0) => {}
-                _ => return Err(WorkloadError::Failed("a worker thread failed".into())),
-            }
-        }
-        let elapsed = stopwatch.stop();
-        Ok((elapsed, usage_before.delta_to(&UsageSnapshot::take())))
-    })
+        Ok(handles)
+    }
 }
 
 /// Spawns a worker thread with a small stack. A worker that fails ends the whole

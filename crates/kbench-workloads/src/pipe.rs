@@ -65,6 +65,7 @@ pub static WORKLOAD: Workload = Workload {
     comm: "sched-pipe",
     in_perf_all: true,
     check: check_cgroups,
+    validate: crate::no_validate,
     run: run_parsed,
 };
 
@@ -357,7 +358,16 @@ fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Time
     let usage_before = UsageSnapshot::take();
     let stopwatch = Stopwatch::start();
     let results = std::thread::scope(|scope| {
-        let handles = sides.map(|side| scope.spawn(move || work(loops, side)));
+        // A failed worker ends the process: its peer shares every descriptor and would
+        // wait for it forever.
+        let handles = sides.map(|side| {
+            scope.spawn(move || {
+                if let Err(m) = work(loops, side) {
+                    workers::exit_now(1, &format!("sched pipe worker: {m}"));
+                }
+                Ok::<(), String>(())
+            })
+        });
         handles.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err("worker thread panicked".into()))

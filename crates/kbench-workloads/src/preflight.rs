@@ -35,10 +35,13 @@ pub fn check_tasks(tasks: u64, what: &str) -> Result<(), WorkloadError> {
     let needed = running + tasks;
     if !rustix::process::geteuid().is_root() {
         if let Some(limit) = soft_limit(Resource::Nproc) {
-            if tasks > limit {
+            // RLIMIT_NPROC counts every task of the user, not just ours.
+            let mine = user_tasks();
+            if mine + tasks > limit {
                 return Err(WorkloadError::Usage(format!(
-                    "{what} needs {tasks} tasks but RLIMIT_NPROC is {limit}; \
-                     raise it (ulimit -u {tasks}) or ask for less"
+                    "{what} needs {tasks} more tasks but RLIMIT_NPROC is {limit} with {mine} \
+                     in use; raise it (ulimit -u {}) or ask for less",
+                    mine + tasks
                 )));
             }
         }
@@ -66,6 +69,36 @@ pub fn check_tasks(tasks: u64, what: &str) -> Result<(), WorkloadError> {
     Ok(())
 }
 
+/// Tasks (threads included) of this process's real user, from /proc.
+fn user_tasks() -> u64 {
+    let uid = rustix::process::getuid().as_raw();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .filter(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u32>().ok())
+                == Some(uid)
+        })
+        .map(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(1)
+        })
+        .sum()
+}
+
 fn read_number(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
@@ -83,14 +116,20 @@ fn cgroup_pids_limit() -> Option<(u64, u64)> {
     let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     for line in membership.lines() {
         let mut fields = line.splitn(3, ':');
-        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
         let dir = match controllers {
             "" => format!("/sys/fs/cgroup{path}"),
             c if c.split(',').any(|c| c == "pids") => format!("/sys/fs/cgroup/pids{path}"),
             _ => continue,
         };
-        let max = std::fs::read_to_string(format!("{dir}/pids.max")).ok()?;
-        let max: u64 = max.trim().parse().ok()?; // "max" means unlimited
+        // "max" (unlimited) and a missing file both mean: look at the next hierarchy.
+        let Some(max) = read_number(&format!("{dir}/pids.max")) else {
+            continue;
+        };
         let current = read_number(&format!("{dir}/pids.current")).unwrap_or(0);
         return Some((max, current));
     }

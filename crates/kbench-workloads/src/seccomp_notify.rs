@@ -15,7 +15,7 @@ use crate::shared::SharedStats;
 use crate::workers::{self, Exit};
 use crate::{no_check, RunRecord, Workload, WorkloadError};
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 const DEFAULT_LOOPS: u64 = 1_000_000;
 /// The value the supervisor fakes as gettid's result.
@@ -70,6 +70,7 @@ pub static WORKLOAD: Workload = Workload {
     comm: "sched-seccomp-n",
     in_perf_all: true,
     check: no_check,
+    validate: crate::no_validate,
     run: run_parsed,
 };
 
@@ -166,6 +167,10 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
             return EXIT_UNSUPPORTED;
         }
     };
+    if let Err(e) = unblock_when_target_exits(listener) {
+        eprintln!("kbench: seccomp-notify: {e}");
+        return 1;
+    }
     let target = match workers::fork_worker(|| be_target(stats)) {
         Ok(pid) => pid,
         Err(e) => {
@@ -213,6 +218,47 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
         .scalar(SCALAR_END_UNIX_NS)
         .store(elapsed.end_unix_ns, Ordering::SeqCst);
     0
+}
+
+/// The listener and a /dev/null descriptor, for the SIGCHLD handler.
+static LISTENER_FD: AtomicI32 = AtomicI32::new(-1);
+static DEVNULL_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// The supervisor is itself a user of the filter, so NOTIF_RECV would wait forever
+/// for a target that died early. On SIGCHLD the handler puts /dev/null in the
+/// listener's place: a RECV in progress returns EINTR (no SA_RESTART) and every later
+/// one fails at once, whichever comes first. Nothing is added to the timed loop.
+fn unblock_when_target_exits(listener: libc::c_int) -> std::io::Result<()> {
+    let devnull = std::fs::OpenOptions::new().read(true).open("/dev/null")?;
+    DEVNULL_FD.store(
+        std::os::fd::IntoRawFd::into_raw_fd(devnull),
+        Ordering::SeqCst,
+    );
+    LISTENER_FD.store(listener, Ordering::SeqCst);
+    // SAFETY: a zeroed sigaction is valid (empty mask, no flags); the handler only
+    // makes the async-signal-safe dup2 call on descriptors published above.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_target_exit as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+extern "C" fn on_target_exit(_signal: libc::c_int) {
+    let (listener, devnull) = (
+        LISTENER_FD.load(Ordering::SeqCst),
+        DEVNULL_FD.load(Ordering::SeqCst),
+    );
+    if listener >= 0 && devnull >= 0 {
+        // SAFETY: dup2 is async-signal-safe and takes descriptor numbers only.
+        unsafe {
+            libc::dup2(devnull, listener);
+        }
+    }
 }
 
 /// no_new_privs, then the filter: `gettid` → USER_NOTIF, anything else allowed.

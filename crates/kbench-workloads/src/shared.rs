@@ -12,7 +12,8 @@ const MASK_WORDS: usize = 16;
 pub const MAX_TRACKED_CPUS: usize = MASK_WORDS * 64;
 /// Per task: the CPU mask, a byte counter, the last CPU seen plus one (0: none yet),
 /// the CPU changes seen between samples, and `se.nr_migrations` plus one (0: unknown).
-const WORDS_PER_TASK: usize = MASK_WORDS + 4;
+/// Padded to three whole cache lines, so no two tasks' words share a line.
+const WORDS_PER_TASK: usize = 24;
 const BYTES: usize = MASK_WORDS;
 const LAST_CPU: usize = MASK_WORDS + 1;
 const SAMPLED_MIGRATIONS: usize = MASK_WORDS + 2;

@@ -140,6 +140,7 @@ pub static WORKLOAD: Workload = Workload {
     comm: "sched-wakeup",
     in_perf_all: false,
     check: no_check,
+    validate,
     run: run_parsed,
 };
 
@@ -307,6 +308,12 @@ fn resolve_cpus(parsed: &Parsed, mode: Mode) -> Result<(u32, u32), WorkloadError
         )));
     }
     Ok((waker, wakee))
+}
+
+fn validate(parsed: &Parsed) -> Result<(), String> {
+    Params::from_parsed(parsed)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {

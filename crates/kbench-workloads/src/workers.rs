@@ -170,6 +170,17 @@ fn restore_signal_mask(old: &libc::sigset_t) {
     }
 }
 
+/// Ends the process at once with `message` on stderr: the way out of a thread-mode
+/// run whose threads are blocked on each other (a scope would wait for them forever).
+/// Threads die with the process, as in perf's thread mode.
+pub fn exit_now(code: i32, message: &str) -> ! {
+    eprintln!("kbench: {message}");
+    flush_stdio();
+    // SAFETY: _exit ends every thread of the process; nothing is left half-written
+    // that a failed run could have kept.
+    unsafe { libc::_exit(code) }
+}
+
 /// Empties the stdio buffers, so a forked child cannot print the parent's pending
 /// output a second time.
 pub fn flush_stdio() {
@@ -189,6 +200,11 @@ pub fn fork_worker(body: impl FnOnce() -> i32) -> io::Result<Pid> {
     // SAFETY: `prepare` checked that this process is single-threaded, so the child
     // starts with consistent allocator and stdio state and may run ordinary Rust code.
     let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        let err = io::Error::last_os_error();
+        restore_signal_mask(&old_mask);
+        return Err(err);
+    }
     if pid == 0 {
         become_worker(parent, &old_mask);
         let code = body();

@@ -80,7 +80,8 @@ fn measured(run: &RunRow) -> bool {
     !run.run.warmup && matches!(run.run.exit_status, Some(0) | None) && run.run.variant != "failed"
 }
 
-fn params_text(params: &BTreeMap<String, serde_json::Value>) -> String {
+/// Parameters as `name=value` words, in name order.
+pub fn params_text(params: &BTreeMap<String, serde_json::Value>) -> String {
     params
         .iter()
         .filter(|(k, _)| k.as_str() != "signed_loops")
@@ -122,6 +123,17 @@ fn run_class(
     (names.join("+"), cpus)
 }
 
+/// The parameters that make runs comparable: the workload's, and the pinning (pinned
+/// and unpinned runs measure different placements and are never pooled).
+fn key_params(run: &RunRow) -> String {
+    let params = params_text(&run.run.params);
+    match &run.run.pinned_cpus {
+        Some(cpus) if params.is_empty() => format!("pinned={cpus}"),
+        Some(cpus) => format!("{params} pinned={cpus}"),
+        None => params,
+    }
+}
+
 fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     let classes = session_classes(sessions);
     let mut groups: BTreeMap<Key, Side> = BTreeMap::new();
@@ -131,7 +143,7 @@ fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
         for v in &run.run.values {
             let key = Key {
                 workload: run.run.workload.clone(),
-                params: params_text(&run.run.params),
+                params: key_params(run),
                 variant: run.run.variant.clone(),
                 metric: v.metric.clone(),
             };
@@ -159,6 +171,9 @@ pub fn compare_labels(
     new: &str,
     opts: ReportOptions,
 ) -> anyhow::Result<CompareReport> {
+    if base == new {
+        return crate::error::usage(format!("BASE and NEW are both '{base}': name two labels"));
+    }
     for label in [base, new] {
         if !store
             .has_label(label)
@@ -308,7 +323,7 @@ fn pooled_series(runs: &[RunRow]) -> BTreeMap<(String, String, String), (PooledS
         };
         let key = (
             run.run.workload.clone(),
-            params_text(&run.run.params),
+            key_params(run),
             run.run.variant.clone(),
         );
         let entry = out.entry(key).or_default();
@@ -557,21 +572,28 @@ fn modes_as_classes(side: &Side, label: &str) -> Vec<String> {
 /// The diagnostics of a comparison in words, each naming the runs concerned.
 fn comparison_diagnostics(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
+    // With several boots a side, the values analysed are per-boot medians: indices
+    // then name boots (in the order of `replication`), not runs.
+    let unit = match &c.replication {
+        Some(r) if r.unit == "boot" => "boot",
+        _ => "measured run",
+    };
     if let Some(d) = &c.diagnostics {
         for (label, side) in [("base", &d.a), ("new", &d.b)] {
             if !side.outliers.is_empty() {
-                let runs: Vec<String> = side.outliers.iter().map(|i| (i + 1).to_string()).collect();
+                let which: Vec<String> =
+                    side.outliers.iter().map(|i| (i + 1).to_string()).collect();
                 out.push(format!(
-                    "{label}: outlier run(s) {} flagged, kept",
-                    runs.join(", ")
+                    "{label}: outlier {unit}(s) {} flagged, kept",
+                    which.join(", ")
                 ));
             }
             if side.bimodality.bimodal {
-                out.push(format!("{label}: bimodal (two populations of runs)"));
+                out.push(format!("{label}: bimodal (two populations of {unit}s)"));
             }
             if side.drifting {
                 out.push(format!(
-                    "{label}: drifts over run order ({:+.2}%/run)",
+                    "{label}: drifts over {unit} order ({:+.2}%/{unit})",
                     side.drift_pct_per_run.unwrap_or(0.0)
                 ));
             }
@@ -755,6 +777,25 @@ fn environment_differences(a: &[SessionRow], b: &[SessionRow]) -> Vec<EnvDiffere
 fn side_notes(label: &str, loaded: &Loaded) -> Vec<String> {
     let snapshots: Vec<_> = loaded.sessions.iter().filter_map(snapshot).collect();
     let mut notes = Vec::new();
+    let attempted = loaded.runs.iter().filter(|r| !r.run.warmup).count();
+    if attempted > 0 && !loaded.runs.iter().any(measured) {
+        let first_error = loaded
+            .runs
+            .iter()
+            .find_map(|r| {
+                r.run
+                    .record
+                    .as_ref()?
+                    .get("error")?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .map(|e| format!(": {e}"))
+            .unwrap_or_default();
+        notes.push(format!(
+            "{label}: every one of its {attempted} runs failed{first_error}"
+        ));
+    }
     if let Some(first) = snapshots.first() {
         let mut keys = BTreeSet::new();
         for other in &snapshots[1..] {
@@ -792,7 +833,10 @@ fn reproduce(
         let line = s
             .source
             .clone()
-            .map(|src| format!("kbench import {src} --label {}", s.label))
+            .map(|src| {
+                let file = src.split(" (").next().unwrap_or(&src);
+                format!("kbench import {file} --label {}", s.label)
+            })
             .unwrap_or_else(|| s.command_line.clone());
         if !lines.contains(&line) {
             lines.push(line);

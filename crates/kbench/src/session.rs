@@ -31,6 +31,9 @@ pub fn open_store(path: &Path) -> anyhow::Result<Store> {
 pub fn store_error(e: StoreError) -> anyhow::Error {
     match e {
         StoreError::Unusable(message) => UsageError(message).into(),
+        StoreError::Sqlite(e) if kbench_store::store::is_read_only(&e) => {
+            UsageError(format!("the database is read-only: {e}")).into()
+        }
         other => anyhow::Error::new(other),
     }
 }

@@ -675,3 +675,41 @@ fn seccomp_notify_runs_without_root() {
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rec["ops"], 1000);
 }
+
+#[test]
+fn seccomp_supervisor_does_not_wait_forever_for_a_dead_target() {
+    let mut child = Command::new(kbench_bin())
+        .args(["bench", "sched", "seccomp-notify", "-l", "100000000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The coordinator forks the supervisor, which forks the target.
+    let mut target = None;
+    wait_until(Duration::from_secs(20), || {
+        target = children_of(child.id())
+            .into_iter()
+            .flat_map(children_of)
+            .next();
+        target.is_some()
+    });
+    let target = target.expect("the target process");
+    // SAFETY: plain kill(2) of a grandchild of this test.
+    unsafe { libc::kill(target as i32, libc::SIGKILL) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = status.expect("kbench waited forever for a dead target");
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("kbench: seccomp-notify"), "{stderr}");
+}

@@ -574,9 +574,10 @@ fn a_run_past_its_timeout_is_stopped_recorded_and_leaves_no_process() {
         "{}",
         text(&out.stderr)
     );
+    // Failures do not count toward --runs: it tried three times, then gave up.
     assert_eq!(
         db.count("SELECT count(*) FROM runs WHERE variant = 'failed'"),
-        1
+        3
     );
     let leftovers = std::fs::read_dir("/proc")
         .unwrap()
@@ -670,4 +671,266 @@ fn precision_mode_stops_when_the_median_is_known_well_enough() {
     ]);
     assert!(out.contains("messaging:-g 1 -l 5"), "{out}");
     assert!(db.count("SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.label = 'q'") >= 5);
+}
+
+/// Runs kbench as the unprivileged user nobody, when this test runs as root.
+fn as_nobody(args: &[&str]) -> Option<Output> {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !setpriv.exists() || !rustix::process::geteuid().is_root() {
+        eprintln!("SKIP: needs root and setpriv to act as an unprivileged user");
+        return None;
+    }
+    Some(
+        Command::new(setpriv)
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                kbench_bin(),
+            ])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn a_read_only_database_still_serves_reports_and_refuses_writes_in_one_line() {
+    let db = Db::new();
+    db.ok(&[
+        "run",
+        "--label",
+        "a",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "pipe:-l 200",
+    ]);
+    let path = db.path.to_str().unwrap().to_string();
+    // The temporary directory is root's and private: open it for reading only.
+    let dir = db.path.parent().unwrap();
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    mode(dir, 0o755);
+    mode(&db.path, 0o644);
+    let Some(list) = as_nobody(&["list", "--db", &path]) else {
+        return;
+    };
+    assert!(list.status.success(), "{}", text(&list.stderr));
+    assert!(text(&list.stdout).contains('a'));
+    let run = as_nobody(&[
+        "run",
+        "--label",
+        "b",
+        "--runs",
+        "1",
+        "pipe:-l 200",
+        "--db",
+        &path,
+    ])
+    .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(
+        text(&run.stderr).lines().count(),
+        1,
+        "{}",
+        text(&run.stderr)
+    );
+    assert!(text(&run.stderr).contains("read-only"));
+}
+
+#[test]
+fn too_low_a_process_limit_is_refused_before_any_fork() {
+    let script = format!(
+        "ulimit -u 8; exec {} bench sched messaging -g 1 -l 1",
+        kbench_bin()
+    );
+    let Some(out) = as_nobody_shell(&script) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("RLIMIT_NPROC is 8"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn as_nobody_shell(script: &str) -> Option<Output> {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !setpriv.exists() || !rustix::process::geteuid().is_root() {
+        eprintln!("SKIP: needs root and setpriv to act as an unprivileged user");
+        return None;
+    }
+    Some(
+        Command::new(setpriv)
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "bash",
+                "-c",
+                script,
+            ])
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn importing_the_same_thing_twice_or_nothing_is_refused() {
+    let db = Db::new();
+    db.ok(&[
+        "run",
+        "--label",
+        "a",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "pipe:-l 200",
+    ]);
+    let export = db.ok(&["export", "a"]);
+    let file = db.path.with_file_name("a.json");
+    std::fs::write(&file, &export).unwrap();
+    db.ok(&["import", file.to_str().unwrap(), "--label", "b"]);
+    let again = db.kbench(&["import", file.to_str().unwrap(), "--label", "b"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("twice"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM sessions WHERE label = 'b'"),
+        1
+    );
+
+    let perf_text = "# Running 'sched/pipe' benchmark:\n# Executed 100 pipe operations between two processes\n\n     Total time: 0.004 [sec]\n\n      40.000000 usecs/op\n          25000 ops/sec\n";
+    let perf_file = db.path.with_file_name("perf.txt");
+    std::fs::write(&perf_file, perf_text).unwrap();
+    db.ok(&["import", perf_file.to_str().unwrap(), "--label", "p"]);
+    let copy = db.path.with_file_name("copy-of-perf.txt");
+    std::fs::copy(&perf_file, &copy).unwrap();
+    assert_eq!(
+        db.kbench(&["import", copy.to_str().unwrap(), "--label", "p"])
+            .status
+            .code(),
+        Some(2)
+    );
+
+    let empty = db.path.with_file_name("empty.json");
+    std::fs::write(
+        &empty,
+        r#"{"format":"kbench-export","version":1,"label":"x","sessions":[]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        db.kbench(&["import", empty.to_str().unwrap(), "--label", "e"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn pinned_and_unpinned_runs_are_never_pooled() {
+    let db = Db::new();
+    db.ok(&[
+        "run",
+        "--label",
+        "a",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "pipe:-l 500",
+    ]);
+    db.ok(&[
+        "run",
+        "--label",
+        "a",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "--cpus",
+        "0",
+        "pipe:-l 500",
+    ]);
+    db.ok(&[
+        "run",
+        "--label",
+        "b",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "pipe:-l 500",
+    ]);
+    let report = db.json(&["compare", "a", "b", "--format", "json"]);
+    assert_eq!(row(&report, "sched/pipe", "usecs_per_op")["n_a"], 3);
+    assert!(
+        report["not_compared"].to_string().contains("pinned 0 in a"),
+        "{report}"
+    );
+}
+
+#[test]
+fn ab_never_pools_an_earlier_ab_and_fails_when_a_side_produced_nothing() {
+    let db = Db::new();
+    let labels = [
+        "--label-a",
+        "x",
+        "--label-b",
+        "y",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ];
+    let mut first = labels.to_vec();
+    first.extend(["pipe:-l 300", "pipe:-l 300"]);
+    db.ok(&[&["ab"][..], &first].concat());
+    let mut second = labels.to_vec();
+    second.extend(["pipe:-l 600", "pipe:-l 600 --pingpong"]);
+    let report = db.json(&[&["ab"][..], &second].concat());
+    let usecs: Vec<&serde_json::Value> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "usecs_per_op")
+        .collect();
+    // One row per ab pair, each with its own two runs a side: nothing pooled across.
+    assert_eq!(usecs.len(), 2, "{report}");
+    assert!(
+        usecs.iter().all(|r| r["n_a"] == 2 && r["n_b"] == 2),
+        "{report}"
+    );
+    assert_ne!(usecs[0]["params"], usecs[1]["params"]);
+
+    let out = db.kbench(&[
+        "ab",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--label-a",
+        "t",
+        "--label-b",
+        "f",
+        "true",
+        "false",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("f: every one of its 2 runs failed"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(db.kbench(&["compare", "t", "t"]).status.code(), Some(2));
 }

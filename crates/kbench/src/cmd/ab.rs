@@ -159,12 +159,14 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         println!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
     crate::cmd::compare::print_report(&report, &args.format);
-    Ok(0)
+    // A side that produced nothing is a failed A/B, whatever was printed.
+    let failed_side = report.base_runs == 0 || report.new_runs == 0;
+    Ok(i32::from(failed_side))
 }
 
 /// The two sides differ on purpose (other parameters, another command), so their
 /// runs share one comparison key; what each side really ran stays in the record.
-fn as_ab_run(mut run: StoredRun, side: usize) -> StoredRun {
+fn as_ab_run(mut run: StoredRun, side: usize, pair: &[String; 2]) -> StoredRun {
     let original = serde_json::json!({
         "side": if side == 0 { "a" } else { "b" },
         "workload": run.workload,
@@ -176,7 +178,13 @@ fn as_ab_run(mut run: StoredRun, side: usize) -> StoredRun {
         run.variant = "ab".into();
     }
     run.workload = "ab".into();
-    run.params.clear();
+    // Both sides carry the pair of specs, so an earlier `ab` under the same labels
+    // with other commands is never pooled with this one.
+    run.params = [
+        ("a".to_string(), serde_json::Value::from(pair[0].as_str())),
+        ("b".to_string(), serde_json::Value::from(pair[1].as_str())),
+    ]
+    .into();
     run.record = Some(original);
     run
 }
@@ -191,6 +199,7 @@ fn run_blocks(
     cpus: Option<&str>,
 ) -> anyhow::Result<()> {
     let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
+    let pair = [args.a.clone(), args.b.clone()];
     let mut index = [0u32; 2];
     let mut order = Vec::new();
     for _ in 0..args.warmup {
@@ -201,7 +210,11 @@ fn run_blocks(
         order.extend(pair.map(|s| (s, false)));
     }
     for (side, warmup) in order {
-        let stored = as_ab_run(sides[side].run(index[side], warmup, cpus, timeout)?, side);
+        let stored = as_ab_run(
+            sides[side].run(index[side], warmup, cpus, timeout)?,
+            side,
+            &pair,
+        );
         store
             .insert_run(ids[side], &stored)
             .map_err(session::store_error)?;

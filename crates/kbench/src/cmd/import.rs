@@ -28,14 +28,43 @@ fn read_input(file: &str) -> anyhow::Result<String> {
     String::from_utf8(bytes).or_else(|_| usage(format!("{file}: not a text file")))
 }
 
+/// FNV-1a, 64 bits: a content fingerprint, not a security measure.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
     session::check_label(&args.label)?;
     let text = read_input(&args.file)?;
     let mut store = args.db.open()?;
     if let Some(export) = parse_export(&text) {
         let mut export = export.or_else(|e| usage(format!("{}: {e}", args.file)))?;
+        if export
+            .sessions
+            .iter()
+            .all(|s| s.runs.is_empty() && s.summaries.is_empty())
+        {
+            return usage(format!("{}: a kbench export with no runs", args.file));
+        }
         for s in &mut export.sessions {
             s.session.label = args.label.clone();
+            let seen = store
+                .has_session(
+                    &args.label,
+                    s.session.started_unix_ns,
+                    s.session.boot_id.as_deref(),
+                )
+                .map_err(session::store_error)?;
+            if seen {
+                return usage(format!(
+                    "{}: its session of {} is already in label {}; importing it again would count its runs twice",
+                    args.file,
+                    crate::cmd::list::utc(s.session.started_unix_ns),
+                    args.label
+                ));
+            }
         }
         let ids = store
             .insert_sessions(&export.sessions)
@@ -50,8 +79,20 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
     }
     let imported = kbench_store::import::parse_file_text(&args.file, &text)
         .or_else(|e| usage(e.to_string()))?;
+    // The content's hash names the source, so the same file imported twice is refused.
+    let content = format!("content {:016x})", fnv1a(text.as_bytes()));
+    let source = format!("{} ({}, {content}", args.file, imported.source_format);
+    if store
+        .has_source_ending(&args.label, &content)
+        .map_err(session::store_error)?
+    {
+        return usage(format!(
+            "{}: already imported into label {}; importing it again would count its runs twice",
+            args.file, args.label
+        ));
+    }
     let new = NewSession {
-        source: Some(format!("{} ({})", args.file, imported.source_format)),
+        source: Some(source),
         ..session::new_session(&args.label, "import", None)
     };
     // An imported file was measured elsewhere: this machine's boot and environment

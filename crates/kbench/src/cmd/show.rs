@@ -10,10 +10,8 @@ pub struct ShowArgs {
     pub db: DbArgs,
 }
 
-/// (workload, variant, metric).
-type GroupKey = (String, String, String);
-/// (measured values, unit, failed runs).
-type GroupValues = (Vec<f64>, String, usize);
+/// (workload, parameters, variant, metric): what is never pooled.
+type GroupKey = (String, String, String, String);
 
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let store = args.db.open()?;
@@ -33,8 +31,8 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         let boot = s
             .boot_id
             .as_deref()
-            .map(|b| &b[..b.len().min(8)])
-            .unwrap_or("?");
+            .map(|b| b.chars().take(8).collect::<String>())
+            .unwrap_or_else(|| "?".into());
         println!(
             "session {} ({}) {}  boot {boot}  kernel {kernel}  {} runs",
             s.id,
@@ -44,44 +42,55 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         );
         println!("  {}", s.source.as_deref().unwrap_or(&s.command_line));
     }
-    let mut groups: BTreeMap<GroupKey, GroupValues> = BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, (Vec<f64>, String)> = BTreeMap::new();
+    let mut failed: BTreeMap<String, usize> = BTreeMap::new();
     for r in store.runs(&args.label).map_err(map)? {
         if r.run.warmup {
             continue;
         }
-        let failed = !matches!(r.run.exit_status, Some(0) | None) || r.run.variant == "failed";
+        if !matches!(r.run.exit_status, Some(0) | None) || r.run.variant == "failed" {
+            *failed.entry(r.run.workload.clone()).or_default() += 1;
+            continue;
+        }
+        let params = crate::analysis::params_text(&r.run.params);
         for v in &r.run.values {
             let key = (
                 r.run.workload.clone(),
+                params.clone(),
                 r.run.variant.clone(),
                 v.metric.clone(),
             );
-            let entry = groups.entry(key).or_insert((Vec::new(), v.unit.clone(), 0));
-            if failed {
-                entry.2 += 1;
-            } else {
-                entry.0.push(v.value);
-            }
+            groups
+                .entry(key)
+                .or_insert((Vec::new(), v.unit.clone()))
+                .0
+                .push(v.value);
         }
     }
-    println!(
-        "\n{:<22} {:<12} {:<14} {:>4} {:>12} {:>7} {:>6}",
-        "workload", "variant", "metric", "n", "median", "CV%", "failed"
-    );
-    for ((workload, variant, metric), (values, unit, failed)) in groups {
+    let mut last_params: Option<(String, String)> = None;
+    for ((workload, params, variant, metric), (values, unit)) in groups {
+        let heading = (workload.clone(), params.clone());
+        if last_params.as_ref() != Some(&heading) {
+            println!("\n{workload} [{variant}] {params}");
+            println!(
+                "  {:<28} {:>5} {:>12} {:>8}",
+                "metric", "n", "median", "CV%"
+            );
+            last_params = Some(heading);
+        }
         let d = kbench_stats::describe(&values);
         println!(
-            "{:<22} {:<12} {:<14} {:>4} {:>12} {:>7} {:>6}  {unit}",
-            workload,
-            variant,
+            "  {:<28} {:>5} {:>12} {:>8}  {unit}",
             metric,
             d.n,
             kbench_report::compare::figure(d.median),
             d.cv_pct
                 .map(|c| format!("{c:.2}"))
                 .unwrap_or_else(|| "-".into()),
-            failed
         );
+    }
+    for (workload, n) in failed {
+        println!("\n{workload}: {n} failed run(s), recorded and not counted");
     }
     for s in store.summaries(&args.label).map_err(map)? {
         println!(

@@ -144,7 +144,10 @@ fn is_done(outcome: &WorkloadOutcome, stopping: Stopping) -> bool {
         return true;
     }
     match stopping {
-        Stopping::Runs(n) => outcome.values.len() as u32 + outcome.failures.len() as u32 >= n,
+        // Failures do not count toward N, but a workload that keeps failing stops.
+        Stopping::Runs(n) => {
+            outcome.values.len() as u32 >= n || outcome.failures.len() as u32 >= 3 + n / 10
+        }
         Stopping::Precision { pct, min_runs, .. } => {
             outcome.values.len() as u32 >= min_runs
                 && outcome.precision_pct().is_some_and(|p| p <= pct)
@@ -201,7 +204,10 @@ fn run_and_store(
                 .insert_run(session_id, &failed)
                 .map_err(crate::session::store_error)?;
             eprintln!("kbench: {message}");
-            outcome.failures.push(message);
+            // A failed warm-up is recorded but takes no measured run's place.
+            if !warmup {
+                outcome.failures.push(message);
+            }
         }
     }
     *next_index += 1;

@@ -80,7 +80,8 @@ impl WorkloadSpec {
                 parsed.rest[0]
             ));
         }
-        (self.workload.check)(&parsed).map_err(|p| format!("{}: {}", self.display(), p.message))
+        (self.workload.check)(&parsed).map_err(|p| format!("{}: {}", self.display(), p.message))?;
+        (self.workload.validate)(&parsed).map_err(|m| format!("{}: {m}", self.display()))
     }
 
     /// The canonical text form, `name:args`.
