@@ -396,6 +396,7 @@ impl Store {
             "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
                     min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
              FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND r.warmup = 0
+                  AND coalesce(r.exit_status, 0) = 0 AND r.variant != 'failed'
              GROUP BY s.label ORDER BY min(s.started_unix_ns)",
         )?;
         let rows = stmt.query_map([], |r| {

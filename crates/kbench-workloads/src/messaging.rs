@@ -19,7 +19,7 @@ pub const FDS_PER_GROUP: u32 = 20;
 /// Bytes per message; fixed in perf.
 pub const MESSAGE_BYTES: usize = 100;
 /// Workers sample their CPU once per this many messages.
-const CPU_SAMPLE_EVERY: u64 = 20;
+const CPU_SAMPLE_EVERY: u64 = 64;
 /// Small stacks, as perf's PTHREAD_STACK_MIN: hundreds of groups must not reserve
 /// gigabytes.
 const THREAD_STACK_BYTES: usize = 64 * 1024;
@@ -301,7 +301,7 @@ fn send(
     ready_then_wait(ch)?;
     let buf = [b'S'; MESSAGE_BYTES];
     slot.note_current_cpu();
-    for _ in 0..loops {
+    for round in 0..u64::from(loops) {
         for out in outputs {
             let mut done = 0;
             while done < MESSAGE_BYTES {
@@ -312,8 +312,12 @@ fn send(
                 }
             }
         }
-        slot.note_current_cpu();
+        // A round is 20 messages: sample as often as the receivers do.
+        if round % (CPU_SAMPLE_EVERY / u64::from(FDS_PER_GROUP)).max(1) == 0 {
+            slot.note_current_cpu();
+        }
     }
+    slot.note_current_cpu();
     Ok(())
 }
 
