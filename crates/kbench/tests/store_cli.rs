@@ -673,25 +673,30 @@ fn precision_mode_stops_when_the_median_is_known_well_enough() {
     assert!(db.count("SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.label = 'q'") >= 5);
 }
 
-/// Runs kbench as the unprivileged user nobody, when this test runs as root.
-fn as_nobody(args: &[&str]) -> Option<Output> {
+/// Runs `program args` as the unprivileged user nobody, when this test runs as root.
+fn run_as_nobody(program: &str, args: &[&str]) -> Option<Output> {
     let setpriv = Path::new("/usr/bin/setpriv");
     if !setpriv.exists() || !rustix::process::geteuid().is_root() {
         eprintln!("SKIP: needs root and setpriv to act as an unprivileged user");
         return None;
     }
+    let drop_privileges = ["--reuid=65534", "--regid=65534", "--clear-groups"];
     Some(
         Command::new(setpriv)
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                kbench_bin(),
-            ])
+            .args(drop_privileges)
+            .arg(program)
             .args(args)
             .output()
             .unwrap(),
     )
+}
+
+fn as_nobody(args: &[&str]) -> Option<Output> {
+    run_as_nobody(kbench_bin(), args)
+}
+
+fn as_nobody_shell(script: &str) -> Option<Output> {
+    run_as_nobody("bash", &["-c", script])
 }
 
 #[test]
@@ -756,27 +761,6 @@ fn too_low_a_process_limit_is_refused_before_any_fork() {
         "{}",
         text(&out.stderr)
     );
-}
-
-fn as_nobody_shell(script: &str) -> Option<Output> {
-    let setpriv = Path::new("/usr/bin/setpriv");
-    if !setpriv.exists() || !rustix::process::geteuid().is_root() {
-        eprintln!("SKIP: needs root and setpriv to act as an unprivileged user");
-        return None;
-    }
-    Some(
-        Command::new(setpriv)
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "bash",
-                "-c",
-                script,
-            ])
-            .output()
-            .unwrap(),
-    )
 }
 
 #[test]
