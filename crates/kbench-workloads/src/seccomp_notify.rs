@@ -235,17 +235,9 @@ fn unblock_when_target_exits(listener: libc::c_int) -> std::io::Result<()> {
         Ordering::SeqCst,
     );
     LISTENER_FD.store(listener, Ordering::SeqCst);
-    // SAFETY: a zeroed sigaction is valid (empty mask, no flags); the handler only
-    // makes the async-signal-safe dup2 call on descriptors published above.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_target_exit as *const () as libc::sighandler_t;
-        libc::sigemptyset(&mut action.sa_mask);
-        if libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    // SAFETY: the handler only makes the async-signal-safe dup2 call on the
+    // descriptors published above.
+    unsafe { workers::install_handler(libc::SIGCHLD, on_target_exit) }
 }
 
 extern "C" fn on_target_exit(_signal: libc::c_int) {

@@ -131,20 +131,41 @@ fn reap_every_child() {
 
 fn install_signal_handlers() {
     for signal in HANDLED_SIGNALS {
-        set_signal_action(signal, on_fatal_signal as *const () as libc::sighandler_t);
+        // SAFETY: `on_fatal_signal` only makes async-signal-safe calls.
+        let _ = unsafe { install_handler(signal, on_fatal_signal) };
     }
 }
 
-fn set_signal_action(signal: libc::c_int, handler: libc::sighandler_t) {
-    // SAFETY: a zeroed sigaction is valid (empty mask, no flags); the handler is either
-    // SIG_DFL or `on_fatal_signal`, which only makes async-signal-safe calls. No
-    // SA_RESTART, so blocking calls in the coordinator return EINTR.
-    unsafe {
+/// Installs `handler` for `signal`, with an empty mask and no SA_RESTART, so a
+/// blocking call interrupted by the signal returns EINTR.
+///
+/// # Safety
+/// `handler` must make only async-signal-safe calls.
+pub(crate) unsafe fn install_handler(
+    signal: libc::c_int,
+    handler: extern "C" fn(libc::c_int),
+) -> io::Result<()> {
+    set_signal_action(signal, handler as *const () as libc::sighandler_t)
+}
+
+/// Restores the default action of `signal`.
+fn reset_to_default(signal: libc::c_int) {
+    let _ = set_signal_action(signal, libc::SIG_DFL);
+}
+
+fn set_signal_action(signal: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is valid (empty mask, no flags); `handler` is SIG_DFL
+    // or comes from `install_handler`, whose callers vouch for it.
+    let rc = unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = handler;
         libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(signal, &action, std::ptr::null_mut());
+        libc::sigaction(signal, &action, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
     }
+    Ok(())
 }
 
 /// Blocks the handled signals; returns the previous mask.
@@ -229,7 +250,7 @@ pub fn fork_worker(body: impl FnOnce() -> i32) -> io::Result<Pid> {
 /// that the parent did not die before the death signal was armed.
 fn become_worker(parent: Pid, old_mask: &libc::sigset_t) {
     for signal in HANDLED_SIGNALS {
-        set_signal_action(signal, libc::SIG_DFL);
+        reset_to_default(signal);
     }
     REGISTRY_LEN.store(0, Ordering::SeqCst);
     let armed = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).is_ok();
