@@ -36,7 +36,8 @@ impl Stopwatch {
     }
 }
 
-fn unix_now_ns() -> u64 {
+/// CLOCK_REALTIME in nanoseconds since the epoch (0 before 1970, saturating in 2554).
+pub fn unix_now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))

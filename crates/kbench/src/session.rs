@@ -2,7 +2,6 @@
 use crate::error::UsageError;
 use kbench_store::{NewSession, Store, StoreError};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The `--db` option every database command takes.
 #[derive(Debug, Clone, clap::Args)]
@@ -38,12 +37,7 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
     }
 }
 
-pub fn unix_now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-}
+pub use kbench_workloads::measure::unix_now_ns;
 
 /// The command line as the user typed it (quoted where needed).
 pub fn command_line() -> String {

@@ -2,10 +2,11 @@
 //! any command, timed as a whole with the child's own rusage (wait4).
 use super::spec::WorkloadSpec;
 use kbench_store::{StoredRun, Value};
+use kbench_workloads::measure::unix_now_ns;
 use kbench_workloads::RunRecord;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Runs one workload in a fresh `kbench bench` process, pinned to `cpus` if given.
 /// A run still going after `timeout` is stopped (SIGTERM, which makes it kill and reap
@@ -121,13 +122,6 @@ pub struct CommandRun {
     pub exit_status: i32,
     pub start_unix_ns: u64,
     pub end_unix_ns: u64,
-}
-
-fn unix_now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
 }
 
 /// Runs `argv` (no shell) once; its output goes to ours only when `show_output`.
