@@ -81,11 +81,19 @@ pub fn complete_pair(
     }
 }
 
+/// The affinity mask of `cpus`.
+pub fn cpu_set(cpus: &[u32]) -> CpuSet {
+    let mut set = CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu as usize);
+    }
+    set
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
-    let mut set = CpuSet::new();
-    set.set(cpu as usize);
-    rustix::thread::sched_setaffinity(None, &set).map_err(|e| format!("pinning to CPU {cpu}: {e}"))
+    rustix::thread::sched_setaffinity(None, &cpu_set(&[cpu]))
+        .map_err(|e| format!("pinning to CPU {cpu}: {e}"))
 }
 
 /// Makes the calling thread SCHED_IDLE: it runs only when nothing else wants the CPU,

@@ -2,7 +2,7 @@
 //! ABBA blocks within one boot, each side under its own label, then the verdict.
 use crate::analysis::{self, ReportOptions};
 use crate::error::usage;
-use crate::runner::child::{run_command, run_workload, stored_command_run};
+use crate::runner::child::{run_command, run_workload, stored_command_run, stored_workload_run};
 use crate::runner::spec::WorkloadSpec;
 use crate::session::{self, DbArgs};
 use kbench_store::{Store, StoredRun};
@@ -59,46 +59,32 @@ impl Side {
         Ok(Side::Shell(text.to_string()))
     }
 
-    /// Runs once; `None` in `Ok` never happens: a failed run is stored as failed.
+    /// Runs once; a failed run is stored as failed.
     fn run(
         &self,
         index: u32,
         warmup: bool,
-        cpus: Option<&str>,
+        cpus: Option<&[u32]>,
         timeout: Duration,
     ) -> anyhow::Result<StoredRun> {
         match self {
-            Side::Workload(spec) => Ok(match run_workload(spec, cpus, timeout) {
-                Ok(record) => {
-                    let used = kbench_sys::format_cpulist(&record.cpus_used);
-                    kbench_store::record::stored_run(
-                        &record,
-                        index,
-                        warmup,
-                        cpus.map(str::to_string),
-                        used,
-                    )
-                }
-                Err(message) => {
+            Side::Workload(spec) => {
+                let cpulist = cpus.map(kbench_sys::format_cpulist);
+                let result = run_workload(spec, cpulist.as_deref(), timeout);
+                if let Err(message) = &result {
                     eprintln!("kbench: {message}");
-                    StoredRun {
-                        workload: spec.workload.key(),
-                        variant: "failed".into(),
-                        run_index: index,
-                        warmup,
-                        exit_status: Some(1),
-                        record: Some(serde_json::json!({ "error": message })),
-                        ..Default::default()
-                    }
                 }
-            }),
+                Ok(stored_workload_run(
+                    spec,
+                    &result,
+                    index,
+                    warmup,
+                    cpulist.as_deref(),
+                ))
+            }
             Side::Shell(command) => {
                 let argv = vec!["sh".to_string(), "-c".to_string(), command.clone()];
-                let cpus: Option<Vec<u32>> = cpus
-                    .map(kbench_sys::parse_cpulist)
-                    .transpose()
-                    .or_else(|e| usage(e.to_string()))?;
-                let run = run_command(&argv, false, cpus.as_deref()).or_else(usage)?;
+                let run = run_command(&argv, false, cpus).or_else(usage)?;
                 Ok(stored_command_run(&argv, &run, index, warmup, None))
             }
         }
@@ -196,7 +182,7 @@ fn run_blocks(
     sides: &[Side; 2],
     ids: [i64; 2],
     args: &AbArgs,
-    cpus: Option<&str>,
+    cpus: Option<&[u32]>,
 ) -> anyhow::Result<()> {
     let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
     let pair = [args.a.clone(), args.b.clone()];

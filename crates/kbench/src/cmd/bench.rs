@@ -113,13 +113,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
 
 /// Pins this process (and so every worker it starts) to the CPUs of `spec`.
 fn pin_to(spec: &str) -> anyhow::Result<()> {
-    let cpulist = crate::cmd::run::resolve_cpus(spec)?;
-    let cpus = kbench_sys::parse_cpulist(&cpulist).map_err(|e| UsageError(e.to_string()))?;
-    let mut set = rustix::thread::CpuSet::new();
-    for cpu in cpus {
-        set.set(cpu as usize);
-    }
-    rustix::thread::sched_setaffinity(None, &set)
+    let cpus = crate::cmd::run::resolve_cpus(spec)?;
+    rustix::thread::sched_setaffinity(None, &kbench_workloads::cpus::cpu_set(&cpus))
         .map_err(|e| UsageError(format!("--cpus {spec}: cannot pin: {e}")))?;
     Ok(())
 }

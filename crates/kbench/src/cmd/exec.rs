@@ -33,15 +33,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     if args.runs == 0 {
         return usage("--runs must be at least 1");
     }
-    let pinned = match &args.cpus {
+    let cpus = match &args.cpus {
         Some(spec) => Some(crate::cmd::run::resolve_cpus(spec)?),
         None => None,
     };
-    let cpus: Option<Vec<u32>> = pinned
-        .as_deref()
-        .map(kbench_sys::parse_cpulist)
-        .transpose()
-        .or_else(|e| usage(e.to_string()))?;
+    let pinned = cpus.as_deref().map(kbench_sys::format_cpulist);
     let mut store = args.db.open()?;
     let session_id = store
         .begin_session(&session::new_session(&args.label, "exec", None))

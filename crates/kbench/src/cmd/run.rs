@@ -100,7 +100,7 @@ fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         .or_else(usage)?;
     let stopping = stopping(args)?;
     let cpus = match &args.cpus {
-        Some(spec) => Some(resolve_cpus(spec)?),
+        Some(spec) => Some(kbench_sys::format_cpulist(&resolve_cpus(spec)?)),
         None => None,
     };
     Ok(Plan {
@@ -144,14 +144,13 @@ pub fn run_timeout(secs: f64) -> anyhow::Result<Duration> {
     }
 }
 
-/// Resolves `--cpus` to a cpulist on this machine (classes included).
-pub fn resolve_cpus(spec: &str) -> anyhow::Result<String> {
+/// Resolves `--cpus` (a cpulist or `class:NAME`) to CPUs of this machine.
+pub fn resolve_cpus(spec: &str) -> anyhow::Result<Vec<u32>> {
     let root = kbench_sys::Sysroot::from_env();
     let topology = kbench_sys::Topology::read(&root).or_else(|e| usage(e.to_string()))?;
-    let cpus = topology
+    topology
         .resolve_cpus(spec)
-        .or_else(|e| usage(format!("--cpus {spec}: {e}")))?;
-    Ok(kbench_sys::format_cpulist(&cpus))
+        .or_else(|e| usage(format!("--cpus {spec}: {e}")))
 }
 
 /// The closing table: per workload n, median, CI of the median, CV and warnings.

@@ -46,6 +46,36 @@ pub fn run_workload(
         .map_err(|e| format!("{}: unreadable run record: {e}", spec.display()))
 }
 
+/// The stored form of one workload run: its record's values, or, when it failed, a
+/// run marked `failed` that keeps the error and the spec.
+pub fn stored_workload_run(
+    spec: &WorkloadSpec,
+    result: &Result<RunRecord, String>,
+    run_index: u32,
+    warmup: bool,
+    pinned_cpus: Option<&str>,
+) -> StoredRun {
+    match result {
+        Ok(record) => kbench_store::record::stored_run(
+            record,
+            run_index,
+            warmup,
+            pinned_cpus.map(str::to_string),
+            kbench_sys::format_cpulist(&record.cpus_used),
+        ),
+        Err(message) => StoredRun {
+            workload: spec.workload.key(),
+            variant: "failed".into(),
+            run_index,
+            warmup,
+            exit_status: Some(1),
+            pinned_cpus: pinned_cpus.map(str::to_string),
+            record: Some(serde_json::json!({ "error": message, "spec": spec.display() })),
+            ..Default::default()
+        },
+    }
+}
+
 /// `kbench bench --json [--cpus L] sched pipe ARGS`, or `... ipi ARGS` for a
 /// collection of one benchmark, which takes no name.
 fn bench_command(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<Command, String> {
@@ -168,11 +198,7 @@ fn pin_and_spawn(cmd: &mut Command, cpus: Option<&[u32]>) -> std::io::Result<std
         return cmd.spawn();
     };
     let previous = rustix::thread::sched_getaffinity(None)?;
-    let mut set = rustix::thread::CpuSet::new();
-    for &cpu in cpus {
-        set.set(cpu as usize);
-    }
-    rustix::thread::sched_setaffinity(None, &set)?;
+    rustix::thread::sched_setaffinity(None, &kbench_workloads::cpus::cpu_set(cpus))?;
     let child = cmd.spawn();
     rustix::thread::sched_setaffinity(None, &previous)?;
     child

@@ -169,40 +169,21 @@ fn run_and_store(
     outcome: &mut WorkloadOutcome,
 ) -> anyhow::Result<()> {
     let spec = &plan.specs[w];
-    match child::run_workload(spec, plan.cpus.as_deref(), plan.run_timeout) {
-        Ok(record) => {
-            let cpus_used = kbench_sys::format_cpulist(&record.cpus_used);
-            let stored = kbench_store::record::stored_run(
-                &record,
-                *next_index,
-                warmup,
-                plan.cpus.clone(),
-                cpus_used,
-            );
-            let primary = stored.values.first().cloned();
-            store
-                .insert_run(session_id, &stored)
-                .map_err(crate::session::store_error)?;
-            if let (false, Some(primary)) = (warmup, primary) {
-                outcome.metric = primary.metric;
-                outcome.unit = primary.unit;
+    let result = child::run_workload(spec, plan.cpus.as_deref(), plan.run_timeout);
+    let stored =
+        child::stored_workload_run(spec, &result, *next_index, warmup, plan.cpus.as_deref());
+    store
+        .insert_run(session_id, &stored)
+        .map_err(crate::session::store_error)?;
+    match result {
+        Ok(_) => {
+            if let (false, Some(primary)) = (warmup, stored.values.first()) {
+                outcome.metric = primary.metric.clone();
+                outcome.unit = primary.unit.clone();
                 outcome.values.push(primary.value);
             }
         }
         Err(message) => {
-            let failed = kbench_store::StoredRun {
-                workload: spec.workload.key(),
-                variant: "failed".into(),
-                run_index: *next_index,
-                warmup,
-                exit_status: Some(1),
-                pinned_cpus: plan.cpus.clone(),
-                record: Some(serde_json::json!({ "error": message, "spec": spec.display() })),
-                ..Default::default()
-            };
-            store
-                .insert_run(session_id, &failed)
-                .map_err(crate::session::store_error)?;
             eprintln!("kbench: {message}");
             // A failed warm-up is recorded but takes no measured run's place.
             if !warmup {
