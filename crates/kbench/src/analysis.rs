@@ -415,21 +415,12 @@ fn percentile_row(
         unit: "ns".into(),
         params: key.params.clone(),
         variant: key.variant.clone(),
-        cpu_classes: String::new(),
         n_a: samples[0] as usize,
         n_b: samples[1] as usize,
-        median_a: None,
-        median_b: None,
-        shift_pct: None,
-        ci_low_pct: None,
-        ci_high_pct: None,
-        p_value: None,
-        q_value: None,
         verdict: Verdict::Insufficient.as_str().into(),
-        runs_needed: None,
         method: "order-statistic CIs of pooled samples".into(),
-        summary_based: false,
         diagnostics: vec![pooled],
+        ..CompareRow::default()
     };
     match kbench_stats::compare_percentile(a, b, q, options) {
         Some(shift) => {

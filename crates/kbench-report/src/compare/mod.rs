@@ -32,7 +32,7 @@ pub struct CompareReport {
 }
 
 /// One workload and metric, compared.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompareRow {
     pub workload: String,
     pub metric: String,
