@@ -286,7 +286,6 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
         ..RunRecord::default()
     };
     let mut rec = base.with_per_op(u64::try_from(p.loops).unwrap_or(0));
-    rec.ops = Some(u64::try_from(p.loops).unwrap_or(0));
     rec.params.insert("signed_loops".into(), p.loops.into());
     rec
 }

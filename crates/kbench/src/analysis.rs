@@ -61,6 +61,17 @@ pub struct ReportOptions {
     pub alpha: f64,
 }
 
+impl ReportOptions {
+    /// The engine's options for one metric.
+    fn stats(&self, higher_is_better: bool) -> CompareOptions {
+        CompareOptions {
+            delta_pct: self.delta_pct,
+            alpha: self.alpha,
+            higher_is_better,
+        }
+    }
+}
+
 struct Loaded {
     runs: Vec<RunRow>,
     sessions: Vec<SessionRow>,
@@ -257,11 +268,7 @@ fn compare_key(
     lb: &Loaded,
     opts: ReportOptions,
 ) -> CompareRow {
-    let options = CompareOptions {
-        delta_pct: opts.delta_pct,
-        alpha: opts.alpha,
-        higher_is_better: a.higher_is_better,
-    };
+    let options = opts.stats(a.higher_is_better);
     let c = kbench_stats::compare_replicated(&a.samples, &b.samples, &options);
     let mut diagnostics = comparison_diagnostics(&c);
     for (label, loaded) in [("base", la), ("new", lb)] {
@@ -356,11 +363,7 @@ fn pooled_series(runs: &[RunRow]) -> BTreeMap<(String, String, String), (PooledS
 /// rows compare runs as replicates; these compare the distributions' tails.
 fn pooled_percentile_rows(a: &[RunRow], b: &[RunRow], opts: ReportOptions) -> Vec<CompareRow> {
     let (pa, pb) = (pooled_series(a), pooled_series(b));
-    let options = CompareOptions {
-        delta_pct: opts.delta_pct,
-        alpha: opts.alpha,
-        higher_is_better: false,
-    };
+    let options = opts.stats(false);
     let mut rows = Vec::new();
     for (key, (series_a, runs_a)) in &pa {
         let Some((series_b, runs_b)) = pb.get(key) else {
@@ -461,11 +464,7 @@ fn split_by_class(key: &Key, a: &Side, b: &Side, opts: ReportOptions) -> Vec<Com
     if sets.len() < 2 {
         return Vec::new();
     }
-    let options = CompareOptions {
-        delta_pct: opts.delta_pct,
-        alpha: opts.alpha,
-        higher_is_better: a.higher_is_better,
-    };
+    let options = opts.stats(a.higher_is_better);
     sets.iter()
         .filter_map(|class| {
             let (sa, sb) = (a.only(class), b.only(class));
@@ -642,11 +641,7 @@ fn compare_summaries(a: &[SummaryRow], b: &[SummaryRow], opts: ReportOptions) ->
         else {
             continue;
         };
-        let options = CompareOptions {
-            delta_pct: opts.delta_pct,
-            alpha: opts.alpha,
-            higher_is_better: false,
-        };
+        let options = opts.stats(false);
         let c = kbench_stats::compare_summaries(
             &SummaryStats::from_std_error(sa.mean, sa.std_error, sa.n as usize),
             &SummaryStats::from_std_error(sb.mean, sb.std_error, sb.n as usize),
