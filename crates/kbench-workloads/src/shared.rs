@@ -85,11 +85,6 @@ impl SharedStats {
         self.tasks
     }
 
-    /// The sorted CPUs task `index` was seen on.
-    pub fn cpus_of(&self, index: usize) -> Vec<u32> {
-        self.task(index).cpus()
-    }
-
     /// Where task `index` ran, named `name`, for the run record.
     pub fn task_record(&self, index: usize, name: impl Into<String>) -> crate::TaskCpus {
         let slot = self.task(index);

@@ -82,14 +82,6 @@ fn unregister(pid: Pid) {
     }
 }
 
-/// Number of workers forked and not yet reaped.
-pub fn live_workers() -> usize {
-    registry()
-        .iter()
-        .filter(|s| s.load(Ordering::SeqCst) != 0)
-        .count()
-}
-
 extern "C" fn on_fatal_signal(signal: libc::c_int) {
     kill_registered();
     reap_every_child();

@@ -44,7 +44,6 @@ pub struct Plan {
 pub struct WorkloadOutcome {
     pub spec: String,
     pub metric: String,
-    pub unit: String,
     /// The primary metric of each measured run, in run order.
     pub values: Vec<f64>,
     pub failures: Vec<String>,
@@ -73,7 +72,6 @@ pub fn execute(
         .map(|s| WorkloadOutcome {
             spec: s.display(),
             metric: String::new(),
-            unit: String::new(),
             values: Vec::new(),
             failures: Vec::new(),
         })
@@ -179,7 +177,6 @@ fn run_and_store(
         Ok(_) => {
             if let (false, Some(primary)) = (warmup, stored.values.first()) {
                 outcome.metric = primary.metric.clone();
-                outcome.unit = primary.unit.clone();
                 outcome.values.push(primary.value);
             }
         }
