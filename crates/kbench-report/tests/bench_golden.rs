@@ -1,7 +1,7 @@
 //! Golden tests: every run format renders fixed records byte for byte as perf would
 //! (the expected texts are perf 6.1 transcripts from perf-compat.md).
 use kbench_report::bench::{by_name, RunFormat};
-use kbench_workloads::{RunRecord, RusageDelta, TaskCpus};
+use kbench_record::{RunRecord, RusageDelta, TaskCpus};
 use std::collections::BTreeMap;
 
 fn record(workload: &str, total_ns: u64, ops: Option<u64>, header: &[&str]) -> RunRecord {

@@ -1,6 +1,6 @@
 //! From a workload's run record to the values kept for comparison.
 use crate::store::{StoredRun, Value};
-use kbench_workloads::RunRecord;
+use kbench_record::RunRecord;
 
 fn value(metric: &str, v: f64, unit: &str, higher_is_better: bool) -> Value {
     Value {

@@ -8,7 +8,7 @@
 //! p99.9 needs 10,000); otherwise it is `null` in JSON and `n/a` in text, because a
 //! tail percentile from too few samples is just the maximum under another name.
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
+pub use kbench_record::latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
 
 /// The trackable range, in ns: 1 ns to 60 s. Larger values saturate in the histogram
 /// (the exact max is kept beside it).
@@ -16,14 +16,6 @@ const LOWEST_DISCERNIBLE_NS: u64 = 1;
 const HIGHEST_TRACKABLE_NS: u64 = 60_000_000_000;
 /// 3 significant digits: quantisation <= 0.1 %.
 const SIGNIFICANT_DIGITS: u8 = 3;
-
-/// The quantiles every series reports, with their names.
-pub const QUANTILES: [(&str, f64); 4] = [
-    ("p50", 0.50),
-    ("p90", 0.90),
-    ("p99", 0.99),
-    ("p99.9", 0.999),
-];
 
 /// Fewest samples for which quantile `q` is reported: `10 / (1 - q)`.
 pub fn min_samples_for(quantile: f64) -> u64 {
@@ -121,98 +113,6 @@ impl LatencyRecorder {
             .map(|v| [v.value_iterated_to(), v.count_at_value()])
             .collect()
     }
-}
-
-/// The reported percentiles; `None` when the series has too few samples (see module doc).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Percentiles {
-    pub p50: Option<u64>,
-    pub p90: Option<u64>,
-    pub p99: Option<u64>,
-    #[serde(rename = "p99.9")]
-    pub p99_9: Option<u64>,
-}
-
-impl Percentiles {
-    /// `(name, value)` in ascending quantile order.
-    pub fn named(&self) -> [(&'static str, Option<u64>); 4] {
-        [
-            (QUANTILES[0].0, self.p50),
-            (QUANTILES[1].0, self.p90),
-            (QUANTILES[2].0, self.p99),
-            (QUANTILES[3].0, self.p99_9),
-        ]
-    }
-}
-
-/// One latency distribution of a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySeries {
-    /// `wake_latency`, `waker_cost`, `ipi_round_trip`, ...
-    pub name: String,
-    /// What was timed, e.g. `t2 - t0: wake call to wakee running`.
-    #[serde(default)]
-    pub description: String,
-    /// Always `ns`.
-    pub unit: String,
-    /// Exact count, min, max, mean and sample stddev of the valid samples.
-    pub count: u64,
-    pub min: u64,
-    pub max: u64,
-    pub mean: f64,
-    pub stddev: f64,
-    pub percentiles: Percentiles,
-    /// Every non-empty HDR bucket: `[highest value in the bucket, count]`, ascending.
-    pub buckets: Vec<[u64; 2]>,
-}
-
-/// One power-of-two bin of the compact text histogram: values `low..=high`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Log2Bin {
-    pub low_ns: u64,
-    pub high_ns: u64,
-    pub count: u64,
-}
-
-impl LatencySeries {
-    /// The buckets folded into power-of-two bins, from the first non-empty bin to the last
-    /// (empty bins in between included, so gaps in the distribution show).
-    ///
-    /// Exact: an HDR bucket never straddles a power of two, so its upper value decides
-    /// the bin of every value in it.
-    pub fn log2_bins(&self) -> Vec<Log2Bin> {
-        let mut counts = [0u64; 65];
-        for [upper_ns, count] in &self.buckets {
-            counts[bit_length(*upper_ns)] += count;
-        }
-        let Some(first) = counts.iter().position(|&c| c > 0) else {
-            return Vec::new();
-        };
-        let last = counts.iter().rposition(|&c| c > 0).unwrap_or(first);
-        (first..=last)
-            .map(|bits| Log2Bin {
-                low_ns: if bits == 0 { 0 } else { 1u64 << (bits - 1) },
-                high_ns: if bits == 0 {
-                    0
-                } else if bits == 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << bits) - 1
-                },
-                count: counts[bits],
-            })
-            .collect()
-    }
-
-    /// The p50, if reported.
-    pub fn p50(&self) -> Option<u64> {
-        self.percentiles.p50
-    }
-}
-
-/// Number of significant bits: 0 for 0, 1 for 1, 2 for 2..=3, ...
-fn bit_length(value: u64) -> usize {
-    (u64::BITS - value.leading_zeros()) as usize
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 use super::latency_text::render_latency;
 use super::perf_numbers::{c_14lf, ops_per_sec, total_time, usecs_per_op};
 use super::RunFormat;
-use kbench_workloads::RunRecord;
+use kbench_record::RunRecord;
 
 pub struct DefaultFormat;
 

@@ -1,6 +1,6 @@
 //! kbench's own format: one JSON object per run, on one line.
 use super::RunFormat;
-use kbench_workloads::RunRecord;
+use kbench_record::RunRecord;
 
 pub struct JsonFormat;
 

@@ -1,9 +1,9 @@
 //! The text blocks of latency workloads (`sched/wakeup`, `ipi/ipi`): one block per
 //! series (summary line, percentiles, log2 histogram), then the IPI accounting, invalid
 //! samples and warnings. Every line fits in 80 columns.
-use kbench_workloads::ipiaccount::IpiAccounting;
-use kbench_workloads::latency::{LatencySeries, Log2Bin};
-use kbench_workloads::RunRecord;
+use kbench_record::ipi::IpiAccounting;
+use kbench_record::latency::{LatencySeries, Log2Bin};
+use kbench_record::RunRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -172,16 +172,35 @@ fn invalid_line(invalid: &BTreeMap<String, u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_workloads::latency::LatencyRecorder;
+    use kbench_record::latency::Percentiles;
 
     #[test]
     fn blocks_fit_in_80_columns() {
-        let mut recorder = LatencyRecorder::new().unwrap();
-        // Values beyond the 60 s ceiling saturate in the histogram; the exact max stays.
-        for v in [0, 1, 900, 40_000, 41_000, 45_000, 3_000_000_000, u64::MAX] {
-            recorder.record(v);
-        }
-        let text = series_block(&recorder.summary("wake_latency", "t2 - t0"));
+        // What the recorder makes of 0, 1, 900, 40_000, 41_000, 45_000, 3 s and u64::MAX:
+        // values beyond the 60 s ceiling saturate in the histogram; the exact max stays.
+        let buckets = vec![
+            [0, 1],
+            [1, 1],
+            [900, 1],
+            [40_031, 1],
+            [41_023, 1],
+            [45_055, 1],
+            [3_001_024_511, 1],
+            [60_022_980_607, 1],
+        ];
+        let series = LatencySeries {
+            name: "wake_latency".into(),
+            description: "t2 - t0".into(),
+            unit: "ns".into(),
+            count: 8,
+            min: 0,
+            max: u64::MAX,
+            mean: 2.3e18,
+            stddev: 6.5e18,
+            percentiles: Percentiles::default(),
+            buckets,
+        };
+        let text = series_block(&series);
         for line in text.lines() {
             assert!(line.len() <= 80, "{} columns: {line}", line.len());
         }

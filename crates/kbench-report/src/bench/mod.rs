@@ -14,7 +14,7 @@ pub use default::DefaultFormat;
 pub use json::JsonFormat;
 pub use simple::SimpleFormat;
 
-use kbench_workloads::RunRecord;
+use kbench_record::RunRecord;
 
 /// One way of printing single runs.
 pub trait RunFormat {

@@ -1,7 +1,7 @@
 //! perf bench's `-f simple` format: the total time alone.
 use super::perf_numbers::total_time;
 use super::RunFormat;
-use kbench_workloads::RunRecord;
+use kbench_record::RunRecord;
 
 pub struct SimpleFormat;
 

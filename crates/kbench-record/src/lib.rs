@@ -1,0 +1,13 @@
+//! The plain data a workload hands back, and nothing else: serde types without I/O,
+//! so the store and the renderers can read records without linking the workloads.
+//!
+//! - [`RunRecord`]: one execution of one workload, with [`RusageDelta`] and [`TaskCpus`];
+//! - [`latency`]: the latency distributions of a run ([`LatencySeries`]);
+//! - [`ipi`]: the IPIs counted over a run ([`IpiAccounting`]).
+pub mod ipi;
+pub mod latency;
+pub mod record;
+
+pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates};
+pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
+pub use record::{RunRecord, RusageDelta, TaskCpus};
