@@ -3,11 +3,14 @@
 //!
 //! - [`RunRecord`]: one execution of one workload, with [`RusageDelta`] and [`TaskCpus`];
 //! - [`latency`]: the latency distributions of a run ([`LatencySeries`]);
-//! - [`ipi`]: the IPIs counted over a run ([`IpiAccounting`]).
+//! - [`ipi`]: the IPIs counted over a run ([`IpiAccounting`]);
+//! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]).
 pub mod ipi;
 pub mod latency;
+pub mod metric;
 pub mod record;
 
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates};
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
+pub use metric::{Direction, MetricValue, Role};
 pub use record::{RunRecord, RusageDelta, TaskCpus};

@@ -1,6 +1,7 @@
 //! The plain data a workload hands back: one value plus everything about how it was made.
 use crate::ipi::IpiAccounting;
 use crate::latency::LatencySeries;
+use crate::metric::MetricValue;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -59,6 +60,10 @@ pub struct RunRecord {
     /// Findings a reader must see next to the numbers ("target not idle ...").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The figures compared across runs, as the workload declares them: exactly one
+    /// primary, the others secondary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricValue>,
 }
 
 /// The difference of `getrusage` before and after a run, for the coordinator
@@ -105,5 +110,10 @@ impl RunRecord {
             self.ops_per_sec = Some(ops as f64 / (self.total_ns as f64 / 1e9));
         }
         self
+    }
+
+    /// The primary metric, if the workload declared one.
+    pub fn primary_metric(&self) -> Option<&MetricValue> {
+        self.metrics.iter().find(|m| m.is_primary())
     }
 }

@@ -5,6 +5,7 @@ pub mod record;
 pub mod schema;
 pub mod store;
 
+pub use record::legacy_primary;
 pub use store::{
     default_path, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
     StoredRun, SummaryRow, Value,

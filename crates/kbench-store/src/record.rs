@@ -1,76 +1,59 @@
 //! From a workload's run record to the values kept for comparison.
 use crate::store::{StoredRun, Value};
-use kbench_record::RunRecord;
+use kbench_record::{MetricValue, RunRecord};
 
-fn value(metric: &str, v: f64, unit: &str, higher_is_better: bool) -> Value {
-    Value {
-        metric: metric.into(),
-        value: v,
-        unit: unit.into(),
-        higher_is_better,
+impl From<&MetricValue> for Value {
+    fn from(m: &MetricValue) -> Value {
+        Value {
+            metric: m.name.clone(),
+            value: m.value,
+            unit: m.unit.clone(),
+            higher_is_better: m.higher_is_better(),
+            primary: m.is_primary(),
+        }
     }
 }
 
-/// The metrics compared for a run: the figure perf prints (usecs/op for per-op
-/// workloads, the total time otherwise) and the context switches behind it, which
-/// tell a scheduling change from a code-path change.
+/// The metrics compared for a run: those its workload declared.
 pub fn values_of(record: &RunRecord) -> Vec<Value> {
-    if !record.series.is_empty() {
-        return latency_values(record);
-    }
-    let mut values = Vec::new();
-    let csw = record.rusage.total_csw() as f64;
-    match (record.usecs_per_op, record.ops) {
-        (Some(usecs), Some(ops)) if ops > 0 => {
-            values.push(value("usecs_per_op", usecs, "us/op", false));
-            values.push(value("csw_per_op", csw / ops as f64, "csw/op", false));
-        }
-        _ => {
-            values.push(value("total_sec", record.total_ns as f64 / 1e9, "s", false));
-            values.push(value("csw_total", csw, "csw", false));
-        }
-    }
-    values
+    record.metrics.iter().map(Value::from).collect()
 }
 
-/// For latency workloads (wakeup, ipi): each series' p50 and p99, then the IPIs per
-/// operation on the target CPU by kind, which say which path the wakes took.
-fn latency_values(record: &RunRecord) -> Vec<Value> {
-    let mut values = Vec::new();
-    for series in &record.series {
-        let p = &series.percentiles;
-        for (name, v) in [("p50", p.p50), ("p99", p.p99)] {
-            if let Some(v) = v {
-                values.push(value(
-                    &format!("{}_{name}_ns", series.name),
-                    v as f64,
-                    "ns",
-                    false,
-                ));
-            }
-        }
+/// Whether `metric` was the primary metric of `workload` before runs declared it:
+/// for a stored run none of whose values is marked primary (a database or export of
+/// an older kbench). The figure perf prints (usecs/op, or the total time for
+/// messaging), the first latency series' p50, a command's wall time.
+pub fn legacy_primary(workload: &str, metric: &str) -> bool {
+    match workload {
+        "sched/pipe" | "sched/seccomp-notify" => metric == "usecs_per_op",
+        "sched/messaging" => metric == "total_sec",
+        "sched/wakeup" => metric == "wake_latency_p50_ns",
+        "ipi/ipi" => metric == "ipi_round_trip_p50_ns",
+        "command" => metric == "wall_sec",
+        // perf bench's simple format without a `sched all` header.
+        "unknown" => metric == "total_sec",
+        // `kbench ab` runs carry whichever workload's values (at most one of these),
+        // perf stat summaries their elapsed time.
+        _ => matches!(
+            metric,
+            "usecs_per_op"
+                | "total_sec"
+                | "wall_sec"
+                | "wake_latency_p50_ns"
+                | "ipi_round_trip_p50_ns"
+                | "time_elapsed_sec"
+        ),
     }
-    if let Some(region) = record.ipis.first() {
-        for cpu in region
-            .cpus
-            .iter()
-            .filter(|c| c.role == "wakee" || c.role == "target")
-        {
-            values.push(value(
-                "resched_ipis_per_op",
-                cpu.per_op.reschedule,
-                "IPI/op",
-                false,
-            ));
-            values.push(value(
-                "call_ipis_per_op",
-                cpu.per_op.function_call,
-                "IPI/op",
-                false,
-            ));
-        }
+}
+
+/// Marks the legacy primary metric of `workload` among `values` when none is marked.
+pub fn mark_legacy_primary(workload: &str, values: &mut [Value]) {
+    if values.iter().any(|v| v.primary) {
+        return;
     }
-    values
+    for v in values.iter_mut() {
+        v.primary = legacy_primary(workload, &v.metric);
+    }
 }
 
 /// A stored run from a workload's record.
@@ -96,5 +79,70 @@ pub fn stored_run(
         tasks: serde_json::to_value(&record.tasks).ok(),
         record: serde_json::to_value(record).ok(),
         values: values_of(record),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(metric: &str) -> Value {
+        Value {
+            metric: metric.into(),
+            value: 1.0,
+            unit: String::new(),
+            higher_is_better: false,
+            primary: false,
+        }
+    }
+
+    #[test]
+    fn legacy_runs_get_one_primary() {
+        for (workload, metrics, primary) in [
+            (
+                "sched/pipe",
+                &["csw_per_op", "usecs_per_op"][..],
+                "usecs_per_op",
+            ),
+            ("sched/messaging", &["csw_total", "total_sec"], "total_sec"),
+            (
+                "sched/wakeup",
+                &[
+                    "wake_latency_p50_ns",
+                    "wake_latency_p99_ns",
+                    "waker_cost_p50_ns",
+                ],
+                "wake_latency_p50_ns",
+            ),
+            (
+                "ipi/ipi",
+                &["baseline_no_peer_p50_ns", "ipi_round_trip_p50_ns"],
+                "ipi_round_trip_p50_ns",
+            ),
+            (
+                "command",
+                &["max_rss_kib", "sys_sec", "user_sec", "wall_sec"],
+                "wall_sec",
+            ),
+            ("ab", &["csw_per_op", "usecs_per_op"], "usecs_per_op"),
+            ("ab", &["max_rss_kib", "wall_sec"], "wall_sec"),
+        ] {
+            let mut values: Vec<Value> = metrics.iter().map(|m| value(m)).collect();
+            mark_legacy_primary(workload, &mut values);
+            let marked: Vec<&str> = values
+                .iter()
+                .filter(|v| v.primary)
+                .map(|v| v.metric.as_str())
+                .collect();
+            assert_eq!(marked, [primary], "{workload}");
+        }
+    }
+
+    #[test]
+    fn a_declared_primary_is_kept() {
+        let mut values = vec![value("usecs_per_op"), value("csw_per_op")];
+        values[1].primary = true;
+        mark_legacy_primary("sched/pipe", &mut values);
+        assert!(!values[0].primary && values[1].primary);
     }
 }

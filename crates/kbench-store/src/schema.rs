@@ -60,6 +60,12 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX summaries_by_session ON summaries(session_id);
     "#,
+    // 2: typed fields where strings carried meaning: the primary metric of a run.
+    r#"
+    ALTER TABLE run_values ADD COLUMN is_primary INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE summaries ADD COLUMN higher_is_better INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE summaries ADD COLUMN is_primary INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this kbench writes.

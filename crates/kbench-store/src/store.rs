@@ -3,10 +3,11 @@
 //! WAL and a busy timeout let two kbench processes write one database; every run is
 //! its own transaction, so a crash loses at most the run in flight.
 use crate::import::Imported;
+use crate::record::{legacy_primary, mark_legacy_primary};
 use crate::schema::{current_version, MIGRATIONS};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -58,6 +59,10 @@ pub struct Value {
     pub value: f64,
     pub unit: String,
     pub higher_is_better: bool,
+    /// The run's primary metric (one per run). Read back from a run of an older kbench,
+    /// none of whose values is marked, it is [`crate::legacy_primary`]'s choice.
+    #[serde(default)]
+    pub primary: bool,
 }
 
 /// A run as stored.
@@ -117,6 +122,12 @@ pub struct SummaryRow {
     pub mean: f64,
     pub std_error: f64,
     pub n: u64,
+    #[serde(default)]
+    pub higher_is_better: bool,
+    /// The headline figure of its workload in its session (perf stat: the elapsed
+    /// time); for rows of an older kbench, [`crate::legacy_primary`]'s choice.
+    #[serde(default)]
+    pub primary: bool,
 }
 
 /// A session with everything in it, as exported and imported.
@@ -313,34 +324,24 @@ impl Store {
                 variant: run.variant.clone(),
                 run_index: index as u32,
                 exit_status: run.exit_status,
-                values: run
-                    .values
-                    .iter()
-                    .map(|(metric, value)| Value {
-                        metric: metric.clone(),
-                        value: *value,
-                        unit: unit_of(metric).into(),
-                        higher_is_better: higher_is_better(metric),
-                    })
-                    .collect(),
+                values: run.values.iter().map(Value::from).collect(),
                 ..StoredRun::default()
             };
             insert_run_tx(&tx, session_id, &stored)?;
         }
         for s in &imported.summaries {
-            tx.execute(
-                "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    session_id,
-                    s.workload,
-                    s.metric,
-                    s.unit,
-                    s.mean,
-                    s.std_error,
-                    to_i64(s.n)
-                ],
-            )?;
+            let row = SummaryRow {
+                session_id,
+                workload: s.workload.clone(),
+                metric: s.metric.clone(),
+                unit: s.unit.clone(),
+                mean: s.mean,
+                std_error: s.std_error,
+                n: s.n,
+                higher_is_better: s.higher_is_better,
+                primary: s.primary,
+            };
+            insert_summary(&tx, session_id, &row)?;
         }
         tx.execute(
             "UPDATE sessions SET ended_unix_ns = started_unix_ns WHERE id = ?1",
@@ -370,19 +371,7 @@ impl Store {
                 insert_run_tx(&tx, id, run)?;
             }
             for m in &s.summaries {
-                tx.execute(
-                    "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        id,
-                        m.workload,
-                        m.metric,
-                        m.unit,
-                        m.mean,
-                        m.std_error,
-                        to_i64(m.n)
-                    ],
-                )?;
+                insert_summary(&tx, id, m)?;
             }
             ids.push(id);
         }
@@ -527,7 +516,7 @@ impl Store {
 
     fn attach_values(&self, rows: &mut [RunRow]) -> Result<(), StoreError> {
         let mut stmt = self.conn.prepare(
-            "SELECT metric, value, unit, higher_is_better FROM run_values
+            "SELECT metric, value, unit, higher_is_better, is_primary FROM run_values
              WHERE run_id = ?1 ORDER BY metric",
         )?;
         for row in rows {
@@ -538,9 +527,11 @@ impl Store {
                         value: r.get(1)?,
                         unit: r.get(2)?,
                         higher_is_better: r.get::<_, i64>(3)? != 0,
+                        primary: r.get::<_, i64>(4)? != 0,
                     })
                 })?
                 .collect::<Result<_, _>>()?;
+            mark_legacy_primary(&row.run.workload, &mut row.run.values);
         }
         Ok(())
     }
@@ -548,7 +539,8 @@ impl Store {
     /// The summary-only results of `label`.
     pub fn summaries(&self, label: &str) -> Result<Vec<SummaryRow>, StoreError> {
         let mut stmt = self.conn.prepare(
-            "SELECT m.session_id, m.workload, m.metric, m.unit, m.mean, m.std_error, m.n
+            "SELECT m.session_id, m.workload, m.metric, m.unit, m.mean, m.std_error, m.n,
+                    m.higher_is_better, m.is_primary
              FROM summaries m JOIN sessions s ON s.id = m.session_id
              WHERE s.label = ?1 ORDER BY m.id",
         )?;
@@ -561,9 +553,23 @@ impl Store {
                 mean: r.get(4)?,
                 std_error: r.get(5)?,
                 n: r.get::<_, i64>(6)? as u64,
+                higher_is_better: r.get::<_, i64>(7)? != 0,
+                primary: r.get::<_, i64>(8)? != 0,
             })
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut rows: Vec<SummaryRow> = rows.collect::<Result<_, _>>()?;
+        // Rows of an older kbench: the legacy primary of each session's workload.
+        let marked: BTreeSet<(i64, String)> = rows
+            .iter()
+            .filter(|s| s.primary)
+            .map(|s| (s.session_id, s.workload.clone()))
+            .collect();
+        for s in &mut rows {
+            if !marked.contains(&(s.session_id, s.workload.clone())) {
+                s.primary = legacy_primary(&s.workload, &s.metric);
+            }
+        }
+        Ok(rows)
     }
 
     /// `PRAGMA integrity_check`'s answer: "ok" for a sound database.
@@ -628,6 +634,26 @@ fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> 
     Ok(conn.last_insert_rowid())
 }
 
+fn insert_summary(conn: &Connection, session_id: i64, m: &SummaryRow) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n,
+                                higher_is_better, is_primary)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            session_id,
+            m.workload,
+            m.metric,
+            m.unit,
+            m.mean,
+            m.std_error,
+            to_i64(m.n),
+            m.higher_is_better,
+            m.primary
+        ],
+    )?;
+    Ok(())
+}
+
 fn insert_run_tx(
     tx: &Transaction<'_>,
     session_id: i64,
@@ -658,28 +684,10 @@ fn insert_run_tx(
     let run_id = tx.last_insert_rowid();
     for v in &run.values {
         tx.execute(
-            "INSERT OR REPLACE INTO run_values (run_id, metric, value, unit, higher_is_better)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run_id, v.metric, v.value, v.unit, v.higher_is_better],
+            "INSERT OR REPLACE INTO run_values (run_id, metric, value, unit, higher_is_better, is_primary)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run_id, v.metric, v.value, v.unit, v.higher_is_better, v.primary],
         )?;
     }
     Ok(run_id)
-}
-
-/// The unit of a metric, from its name's suffix.
-pub fn unit_of(metric: &str) -> &'static str {
-    match metric {
-        m if m.ends_with("usecs_per_op") => "us/op",
-        m if m.ends_with("ops_per_sec") => "ops/s",
-        m if m.ends_with("_sec") => "s",
-        m if m.ends_with("_ns") => "ns",
-        m if m.ends_with("_bytes") => "B",
-        m if m.ends_with("_kib") => "KiB",
-        _ => "",
-    }
-}
-
-/// Whether larger is better for a metric (throughputs), from its name.
-pub fn higher_is_better(metric: &str) -> bool {
-    metric.ends_with("ops_per_sec") || metric.ends_with("_per_sec_throughput")
 }

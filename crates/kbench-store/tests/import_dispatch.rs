@@ -130,7 +130,7 @@ proptest! {
             Ok(imported) => {
                 prop_assert!(!imported.runs.is_empty() || !imported.summaries.is_empty());
                 for run in &imported.runs {
-                    prop_assert!(run.values.values().all(|v| v.is_finite()));
+                    prop_assert!(run.values.iter().all(|v| v.value.is_finite()));
                     prop_assert!((1..=line_count).contains(&run.line));
                 }
                 for s in &imported.summaries {

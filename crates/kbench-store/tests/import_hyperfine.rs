@@ -31,11 +31,18 @@ fn each_time_is_one_run_of_its_command() {
         assert_eq!(run.exit_status, Some(0));
         assert_eq!(run.line, 3, "the line of the result object");
         // hyperfine 1.15 writes user/system as means only: not per-run values.
-        assert_eq!(run.values.keys().collect::<Vec<_>>(), ["wall_sec"]);
+        assert_eq!(
+            run.values
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>(),
+            ["wall_sec"]
+        );
+        assert!(run.values[0].is_primary() && !run.values[0].higher_is_better());
     }
     let export: serde_json::Value = serde_json::from_str(&fixture("hyperfine_basic.json")).unwrap();
     let times: Vec<f64> = serde_json::from_value(export["results"][0]["times"].clone()).unwrap();
-    let walls: Vec<f64> = runs.iter().map(|r| r.values["wall_sec"]).collect();
+    let walls: Vec<f64> = runs.iter().map(|r| r.value("wall_sec").unwrap()).collect();
     assert_eq!(walls, times);
 }
 
@@ -82,10 +89,19 @@ const PER_RUN_EXPORT: &str = r#"{
 #[test]
 fn per_run_cpu_times_and_memory_are_read_when_present() {
     let runs = runs_of(PER_RUN_EXPORT);
-    assert_eq!(runs[1].values["wall_sec"], 0.013);
-    assert_eq!(runs[1].values["user_sec"], 0.002);
-    assert_eq!(runs[1].values["sys_sec"], 0.0007);
-    assert_eq!(runs[1].values["max_rss_bytes"], 2_097_152.0);
+    assert_eq!(runs[1].value("wall_sec").unwrap(), 0.013);
+    assert_eq!(runs[1].value("user_sec").unwrap(), 0.002);
+    assert_eq!(runs[1].value("sys_sec").unwrap(), 0.0007);
+    assert_eq!(runs[1].value("max_rss_bytes").unwrap(), 2_097_152.0);
+    let primaries: Vec<&str> = runs[1]
+        .values
+        .iter()
+        .filter(|v| v.is_primary())
+        .map(|v| v.name.as_str())
+        .collect();
+    assert_eq!(primaries, ["wall_sec"]);
+    let rss = runs[1].values.iter().find(|v| v.name == "max_rss_bytes");
+    assert_eq!(rss.map(|v| v.unit.as_str()), Some("B"));
     assert_eq!(runs[0].exit_status, Some(0));
     assert_eq!(runs[1].exit_status, None, "null: killed by a signal");
 }

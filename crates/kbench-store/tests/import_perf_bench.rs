@@ -34,17 +34,38 @@ fn default_pipe_output_gives_every_figure_and_the_loop_parameters() {
     assert_eq!(run.params["loop"], json!(20000));
     assert_eq!(run.params["threaded"], json!(false));
     assert_eq!(run.variant, "perf-unknown-version");
-    assert_eq!(run.values["total_sec"], 0.117);
-    assert_eq!(run.values["usecs_per_op"], 5.85225);
-    assert_eq!(run.values["ops_per_sec"], 170874.0);
+    assert_eq!(run.value("total_sec").unwrap(), 0.117);
+    assert_eq!(run.value("usecs_per_op").unwrap(), 5.85225);
+    assert_eq!(run.value("ops_per_sec").unwrap(), 170874.0);
     assert_eq!((run.line, run.exit_status), (1, None));
+    // The reader declares what it read: usecs/op is the figure, ops/sec a throughput.
+    let declared: Vec<(&str, &str, bool, bool)> = run
+        .values
+        .iter()
+        .map(|v| {
+            (
+                v.name.as_str(),
+                v.unit.as_str(),
+                v.is_primary(),
+                v.higher_is_better(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            ("ops_per_sec", "ops/s", false, true),
+            ("total_sec", "s", false, false),
+            ("usecs_per_op", "us/op", true, false),
+        ]
+    );
 }
 
 #[test]
 fn threaded_pipe_output_sets_threaded() {
     let runs = runs_of(&fixture("perf_bench_pipe_threads.txt"));
     assert_eq!(runs[0].params["threaded"], json!(true));
-    assert_eq!(runs[0].values["usecs_per_op"], 5.42105);
+    assert_eq!(runs[0].value("usecs_per_op").unwrap(), 5.42105);
 }
 
 #[test]
@@ -57,11 +78,15 @@ fn messaging_output_gives_groups_and_mode_and_the_perf_variant() {
     // The messaging loop never changed between perf versions.
     assert_eq!(runs[0].variant, "perf");
     assert_eq!(runs[0].values.len(), 1);
-    assert_eq!(runs[0].values["total_sec"], 0.084);
+    assert_eq!(runs[0].value("total_sec").unwrap(), 0.084);
+    assert!(
+        runs[0].values[0].is_primary(),
+        "the total time is messaging's figure"
+    );
 
     let threads = runs_of(&fixture("perf_bench_messaging_threads.txt"));
     assert_eq!(threads[0].params["thread"], json!(true));
-    assert_eq!(threads[0].values["total_sec"], 0.034);
+    assert_eq!(threads[0].value("total_sec").unwrap(), 0.034);
 }
 
 #[test]
@@ -71,10 +96,13 @@ fn simple_format_runs_have_unknown_workload_one_per_line() {
     assert_eq!(one[0].workload, "unknown");
     assert_eq!(one[0].variant, "perf-unknown-version");
     assert!(one[0].params.is_empty());
-    assert_eq!(one[0].values["total_sec"], 0.107);
+    assert_eq!(one[0].value("total_sec").unwrap(), 0.107);
 
     let looped = runs_of(&fixture("perf_bench_simple_loop.txt"));
-    let totals: Vec<f64> = looped.iter().map(|r| r.values["total_sec"]).collect();
+    let totals: Vec<f64> = looped
+        .iter()
+        .map(|r| r.value("total_sec").unwrap())
+        .collect();
     assert_eq!(totals, [0.032, 0.029, 0.029]);
     let lines: Vec<usize> = looped.iter().map(|r| r.line).collect();
     assert_eq!(lines, [1, 2, 3]);
@@ -85,7 +113,10 @@ fn concatenated_default_runs_are_read_in_order_with_their_start_lines() {
     let runs = runs_of(&fixture("perf_bench_pipe_loop.txt"));
     let lines: Vec<usize> = runs.iter().map(|r| r.line).collect();
     assert_eq!(lines, [1, 8, 15]);
-    let usecs: Vec<f64> = runs.iter().map(|r| r.values["usecs_per_op"]).collect();
+    let usecs: Vec<f64> = runs
+        .iter()
+        .map(|r| r.value("usecs_per_op").unwrap())
+        .collect();
     assert_eq!(usecs, [5.782, 7.7086, 8.176]);
     assert!(runs.iter().all(|r| r.params["loop"] == json!(5000)));
 }
@@ -96,10 +127,10 @@ fn sched_all_output_names_each_benchmark() {
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].workload, "sched/messaging");
     assert_eq!(runs[0].params["group"], json!(10));
-    assert_eq!(runs[0].values["total_sec"], 1.144);
+    assert_eq!(runs[0].value("total_sec").unwrap(), 1.144);
     assert_eq!(runs[1].workload, "sched/pipe");
     assert_eq!(runs[1].params["loop"], json!(1_000_000));
-    assert_eq!(runs[1].values["ops_per_sec"], 132275.0);
+    assert_eq!(runs[1].value("ops_per_sec").unwrap(), 132275.0);
     assert_eq!((runs[0].line, runs[1].line), (1, 7));
 }
 
@@ -108,7 +139,7 @@ fn sched_all_in_simple_format_pairs_each_header_with_its_time() {
     let runs = runs_of(&fixture("perf_bench_sched_all_simple.txt"));
     let got: Vec<(&str, f64)> = runs
         .iter()
-        .map(|r| (r.workload.as_str(), r.values["total_sec"]))
+        .map(|r| (r.workload.as_str(), r.value("total_sec").unwrap()))
         .collect();
     assert_eq!(got, [("sched/messaging", 0.861), ("sched/pipe", 6.955)]);
     assert!(runs.iter().all(|r| r.params.is_empty()));
@@ -124,7 +155,7 @@ fn seccomp_notify_output_from_the_spec_is_read() {
     assert_eq!(runs[0].workload, "sched/seccomp-notify");
     assert_eq!(runs[0].params["loop"], json!(1_000_000));
     assert_eq!(runs[0].variant, "perf");
-    assert_eq!(runs[0].values["usecs_per_op"], 2.769629);
+    assert_eq!(runs[0].value("usecs_per_op").unwrap(), 2.769629);
 }
 
 #[test]
@@ -135,8 +166,8 @@ fn zero_loops_drop_the_infinite_per_op_figure() {
                 \x20    Total time: 0.000 [sec]\n\n            inf usecs/op\n              0 ops/sec\n";
     let runs = runs_of(text);
     assert_eq!(runs[0].params["loop"], json!(0));
-    assert!(!runs[0].values.contains_key("usecs_per_op"));
-    assert_eq!(runs[0].values["ops_per_sec"], 0.0);
+    assert!(runs[0].value("usecs_per_op").is_none());
+    assert_eq!(runs[0].value("ops_per_sec").unwrap(), 0.0);
 }
 
 #[test]
@@ -146,7 +177,7 @@ fn negative_loop_counts_are_kept_as_perf_printed_them() {
                 \x20    Total time: 0.000 [sec]\n\n    -163.400000 usecs/op\n          -6119 ops/sec\n";
     let runs = runs_of(text);
     assert_eq!(runs[0].params["loop"], json!(-5));
-    assert_eq!(runs[0].values["ops_per_sec"], -6119.0);
+    assert_eq!(runs[0].value("ops_per_sec").unwrap(), -6119.0);
 }
 
 #[test]
@@ -167,7 +198,7 @@ fn version_hints_resolve_the_pipe_variant() {
 #[test]
 fn crlf_line_endings_are_accepted() {
     let text = fixture("perf_bench_pipe.txt").replace('\n', "\r\n");
-    assert_eq!(runs_of(&text)[0].values["ops_per_sec"], 170874.0);
+    assert_eq!(runs_of(&text)[0].value("ops_per_sec").unwrap(), 170874.0);
 }
 
 #[test]
@@ -246,7 +277,7 @@ fn fresh_perf_output_is_read() {
     let runs = runs_of(&pipe);
     assert_eq!(runs[0].workload, "sched/pipe");
     assert_eq!(runs[0].params["loop"], json!(200));
-    assert!(runs[0].values["ops_per_sec"] > 0.0);
+    assert!(runs[0].value("ops_per_sec").unwrap() > 0.0);
 
     let messaging = perf_output(&["bench", "sched", "messaging", "-t", "-g", "1", "-l", "5"]);
     let runs = runs_of(&messaging.expect("perf present"));
@@ -256,5 +287,5 @@ fn fresh_perf_output_is_read() {
     let simple = perf_output(&["bench", "-f", "simple", "sched", "pipe", "-l", "200"]);
     let runs = runs_of(&simple.expect("perf present"));
     assert_eq!(runs[0].workload, "unknown");
-    assert!(runs[0].values["total_sec"] >= 0.0);
+    assert!(runs[0].value("total_sec").unwrap() >= 0.0);
 }

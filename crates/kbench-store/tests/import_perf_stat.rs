@@ -67,6 +67,9 @@ fn messaging_summary_gives_mean_standard_error_and_n_per_event() {
         (elapsed.unit.as_str(), elapsed.mean, elapsed.std_error),
         ("s", 0.04865, 0.00316)
     );
+    // The elapsed time is the block's figure; the counters are secondary.
+    assert!(elapsed.primary && !elapsed.higher_is_better);
+    assert!(!clock.primary && !switches.primary);
 }
 
 #[test]

@@ -377,7 +377,7 @@ fn build_record(p: &Params, with_peer: Phase, baseline: Phase, stats: &SharedSta
         .flatten()
         .collect();
     let warnings = ipi_warnings(p, &ipis);
-    RunRecord {
+    let mut rec = RunRecord {
         workload: WORKLOAD.key(),
         params: p.params_map(),
         variant: "membarrier".into(),
@@ -401,7 +401,9 @@ fn build_record(p: &Params, with_peer: Phase, baseline: Phase, stats: &SharedSta
         warnings,
         ..RunRecord::default()
     }
-    .with_per_op(u64::from(p.iterations))
+    .with_per_op(u64::from(p.iterations));
+    rec.metrics = crate::metrics::latency(&rec);
+    rec
 }
 
 /// Each call with the peer spinning should cost the target about one function-call

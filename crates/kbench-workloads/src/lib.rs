@@ -10,6 +10,7 @@ pub mod ipiaccount;
 pub mod latency;
 pub mod measure;
 pub mod messaging;
+pub mod metrics;
 pub mod perfopt;
 pub mod pipe;
 pub mod preflight;

@@ -191,7 +191,7 @@ fn record(
     let tasks = (0..stats.tasks())
         .map(|i| stats.task_record(i, task_name(i)))
         .collect();
-    RunRecord {
+    let mut rec = RunRecord {
         workload: WORKLOAD.key(),
         params: p.params_map(),
         variant: "perf".into(),
@@ -219,7 +219,9 @@ fn record(
             ),
         ],
         ..RunRecord::default()
-    }
+    };
+    rec.metrics = crate::metrics::total_time(&rec);
+    rec
 }
 
 /// Table slot names: receivers then senders, per group, as perf's worker table.

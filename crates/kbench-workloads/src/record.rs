@@ -1,3 +1,3 @@
 //! The plain data a workload hands back, defined in `kbench-record` (serde only, so the
 //! store and the renderers read records without linking the workloads).
-pub use kbench_record::{RunRecord, RusageDelta, TaskCpus};
+pub use kbench_record::{Direction, MetricValue, Role, RunRecord, RusageDelta, TaskCpus};

@@ -145,7 +145,9 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         header_lines: vec![format!("# Executed {} system calls", p.loops)],
         ..RunRecord::default()
     };
-    Ok(rec.with_per_op(p.loops))
+    let mut rec = rec.with_per_op(p.loops);
+    rec.metrics = crate::metrics::per_op(&rec);
+    Ok(rec)
 }
 
 /// The supervisor process: perf's whole timed sequence. Returns its exit code.

@@ -859,6 +859,7 @@ fn build_record(
             .ipis_before
             .account(&waker.ipis_after, region, &cpu_roles(p)),
     );
+    rec.metrics = crate::metrics::latency(&rec);
     if valid == 0 {
         return Err(WorkloadError::Failed(format!(
             "sched wakeup: none of the {samples} samples was valid ({})",

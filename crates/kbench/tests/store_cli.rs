@@ -52,6 +52,28 @@ impl Db {
     }
 }
 
+/// `workload metric` of every primary value, distinct; fails unless every run with
+/// values has exactly one.
+fn primary_metrics(db: &Db) -> Vec<String> {
+    assert_eq!(
+        db.count(
+            "SELECT count(*) FROM runs r WHERE EXISTS (SELECT 1 FROM run_values v WHERE v.run_id = r.id)
+             AND (SELECT count(*) FROM run_values v WHERE v.run_id = r.id AND v.is_primary = 1) != 1"
+        ),
+        0,
+        "a run without exactly one primary value"
+    );
+    let conn = db.sqlite();
+    let mut stmt = conn
+        .prepare(
+            "SELECT DISTINCT r.workload || ' ' || v.metric FROM run_values v
+             JOIN runs r ON r.id = v.run_id WHERE v.is_primary = 1 ORDER BY 1",
+        )
+        .unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -95,6 +117,11 @@ fn run_list_show_compare_export_import_round_trip() {
     assert_eq!(db.count("SELECT count(*) FROM runs WHERE warmup = 1"), 4);
     assert_eq!(db.count("SELECT count(DISTINCT seed) FROM sessions"), 2);
     assert_eq!(db.count("SELECT count(*) FROM sessions WHERE environment LIKE '%kernel_release%' AND boot_id IS NOT NULL"), 2);
+    // Each workload declared its metrics: one primary per run, perf's figure.
+    assert_eq!(
+        primary_metrics(&db),
+        ["sched/messaging total_sec", "sched/pipe usecs_per_op"]
+    );
 
     let list = db.ok(&["list"]);
     assert!(list.contains("base") && list.contains("new"), "{list}");
@@ -311,6 +338,7 @@ fn exec_records_failures_and_never_averages_them_in() {
         db.count("SELECT count(*) FROM run_values WHERE metric = 'wall_sec'"),
         3
     );
+    assert_eq!(primary_metrics(&db), ["command wall_sec"]);
     let show = db.ok(&["show", "x"]);
     assert!(
         show.lines()
@@ -604,6 +632,7 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
         db.count("SELECT count(*) FROM run_values WHERE metric = 'ipi_round_trip_p50_ns'"),
         2
     );
+    assert_eq!(primary_metrics(&db), ["ipi/ipi ipi_round_trip_p50_ns"]);
     let report = db.json(&[
         "ab",
         "--runs",
@@ -633,6 +662,10 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
         "a 200 us delay moved p50 by {moved_ns} ns"
     );
     assert!(row(&report, "ab", "call_ipis_per_op")["n_a"] == 3);
+    assert_eq!(
+        primary_metrics(&db),
+        ["ab wake_latency_p50_ns", "ipi/ipi ipi_round_trip_p50_ns"]
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@
 //! per-run), the exit status (`null` when hyperfine saw a signal), and variant
 //! `hyperfine`: an external command has one loop semantics, whatever it is.
 use super::{ImportError, Imported, ImportedRun};
+use kbench_record::{Direction, MetricValue};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -116,17 +117,25 @@ fn runs_of(result: &CommandResult, line: usize) -> Result<Vec<ImportedRun>, Stri
     params.insert("command".into(), result.command.clone().into());
     let runs = (0..n)
         .map(|i| {
-            let mut values = BTreeMap::from([("wall_sec".to_string(), result.times[i])]);
+            // The wall time is what hyperfine reports; the rest is secondary.
+            let lower = Direction::LowerIsBetter;
+            let mut values = vec![MetricValue::primary(
+                "wall_sec",
+                result.times[i],
+                "s",
+                lower,
+            )];
             let optional = [
-                ("user_sec", user),
-                ("sys_sec", system),
-                ("max_rss_bytes", rss),
+                ("user_sec", user, "s"),
+                ("sys_sec", system, "s"),
+                ("max_rss_bytes", rss, "B"),
             ];
-            for (metric, series) in optional {
+            for (metric, series, unit) in optional {
                 if let Some(series) = series {
-                    values.insert(metric.into(), series[i]);
+                    values.push(MetricValue::secondary(metric, series[i], unit, lower));
                 }
             }
+            values.sort_by(|a, b| a.name.cmp(&b.name));
             ImportedRun {
                 workload: "command".into(),
                 params: params.clone(),

@@ -4,6 +4,7 @@
 //!
 //! [`parse_file_text`] detects the format and hands the file to one reader; each reader
 //! is one module with a `looks_like` test and a `parse` function.
+use kbench_record::MetricValue;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,12 +33,20 @@ pub struct ImportedRun {
     /// e.g. `pingpong` for perf 6.1's pipe output when the version is known, else
     /// `perf-unknown-version` (see [`perf_bench`]); `hyperfine` for hyperfine runs.
     pub variant: String,
-    /// Metric name → value: `total_sec`, `usecs_per_op`, `ops_per_sec`, `wall_sec`, ...
-    pub values: BTreeMap<String, f64>,
+    /// The values, as the reader declares them (unit, direction, one primary):
+    /// `total_sec`, `usecs_per_op`, `ops_per_sec`, `wall_sec`, ..., in name order.
+    pub values: Vec<MetricValue>,
     /// 1-based line in the file where the run starts (for error messages and provenance).
     pub line: usize,
     /// Exit status when the file records one (hyperfine `exit_codes`).
     pub exit_status: Option<i32>,
+}
+
+impl ImportedRun {
+    /// The value of metric `name`, if the run has it.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.values.iter().find(|v| v.name == name).map(|v| v.value)
+    }
 }
 
 /// A summary-only result.
@@ -54,6 +63,10 @@ pub struct ImportedSummary {
     pub std_error: f64,
     pub n: u64,
     pub line: usize,
+    /// Which way the metric improves (perf stat's counters and times: lower).
+    pub higher_is_better: bool,
+    /// The headline figure of its block (perf stat: the elapsed time).
+    pub primary: bool,
 }
 
 /// A file that no reader accepts, or a reader that found a malformed line.

@@ -25,6 +25,7 @@
 //! Messaging and seccomp-notify have a single loop in every perf version, so their runs
 //! get the variant `perf`, the one kbench's own implementations record.
 use super::{ImportError, Imported, ImportedRun};
+use kbench_record::{Direction, MetricValue};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -509,7 +510,7 @@ impl Reader {
             workload: run.workload,
             params: run.params,
             variant: run.variant,
-            values: run.values,
+            values: metrics(&run.values),
             line: run.start_line,
             exit_status: None,
         });
@@ -527,6 +528,31 @@ fn default_variant(workload: &str) -> &'static str {
         "sched/messaging" | "sched/seccomp-notify" => "perf",
         _ => UNKNOWN_VERSION_VARIANT,
     }
+}
+
+/// The values of a run as metrics: usecs/op primary when perf printed it (pipe,
+/// seccomp-notify), else the total time (messaging, simple format).
+fn metrics(values: &BTreeMap<String, f64>) -> Vec<MetricValue> {
+    let primary = if values.contains_key("usecs_per_op") {
+        "usecs_per_op"
+    } else {
+        "total_sec"
+    };
+    values
+        .iter()
+        .map(|(name, &value)| {
+            let (unit, direction) = match name.as_str() {
+                "usecs_per_op" => ("us/op", Direction::LowerIsBetter),
+                "ops_per_sec" => ("ops/s", Direction::HigherIsBetter),
+                _ => ("s", Direction::LowerIsBetter),
+            };
+            if name == primary {
+                MetricValue::primary(name.as_str(), value, unit, direction)
+            } else {
+                MetricValue::secondary(name.as_str(), value, unit, direction)
+            }
+        })
+        .collect()
 }
 
 /// perf prints `inf usecs/op` for `-l 0` (§3.5); a non-finite value carries no

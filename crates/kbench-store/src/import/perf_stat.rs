@@ -112,6 +112,7 @@ struct Block {
 
 impl Block {
     fn summary(&self, row: Row, line: usize) -> ImportedSummary {
+        let primary = row.metric == ELAPSED_METRIC;
         ImportedSummary {
             workload: self.workload.clone(),
             metric: row.metric,
@@ -120,6 +121,10 @@ impl Block {
             std_error: row.std_error,
             n: self.n,
             line,
+            // Counts and times of one fixed command: fewer is better; the elapsed time
+            // is what perf stat prints last and what a reader compares first.
+            higher_is_better: false,
+            primary,
         }
     }
 

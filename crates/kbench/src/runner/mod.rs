@@ -175,7 +175,8 @@ fn run_and_store(
         .map_err(crate::session::store_error)?;
     match result {
         Ok(_) => {
-            if let (false, Some(primary)) = (warmup, stored.values.first()) {
+            let primary = stored.values.iter().find(|v| v.primary);
+            if let (false, Some(primary)) = (warmup, primary) {
                 outcome.metric = primary.metric.clone();
                 outcome.values.push(primary.value);
             }
