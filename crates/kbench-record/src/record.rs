@@ -33,6 +33,10 @@ pub struct RunRecord {
     pub ops_per_sec: Option<f64>,
     /// Payload bytes the workload moved, counted by the receiving side.
     pub bytes_transferred: Option<u64>,
+    /// The loop count as perf divides by it when printing per-op figures: pipe's, which
+    /// perf keeps signed (`-l -5` prints negative figures) while `ops` cannot be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perf_signed_loops: Option<i64>,
     /// Context switches and CPU time of the coordinator and of its reaped workers.
     pub rusage: RusageDelta,
     /// The CPUs each task was seen running on (sampled with getcpu in the task itself).

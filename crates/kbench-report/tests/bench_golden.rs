@@ -1,7 +1,7 @@
 //! Golden tests: every run format renders fixed records byte for byte as perf would
 //! (the expected texts are perf 6.1 transcripts from perf-compat.md).
-use kbench_report::bench::{by_name, RunFormat};
 use kbench_record::{RunRecord, RusageDelta, TaskCpus};
+use kbench_report::bench::{by_name, RunFormat};
 use std::collections::BTreeMap;
 
 fn record(workload: &str, total_ns: u64, ops: Option<u64>, header: &[&str]) -> RunRecord {
@@ -38,7 +38,7 @@ fn pipe_record(total_ns: u64, loops: i64) -> RunRecord {
             "# Executed {loops} pipe operations between two processes"
         )],
     );
-    rec.params.insert("signed_loops".into(), loops.into());
+    rec.perf_signed_loops = Some(loops);
     rec
 }
 

@@ -1,12 +1,17 @@
 //! kbench's own export: every session of a label with its runs, as JSON (complete,
 //! re-importable) or CSV (one line per value, for spreadsheets).
-use crate::store::{SessionWithRuns, Store, StoreError};
+use crate::record::mark_legacy_primary;
+use crate::store::{AbSide, SessionWithRuns, Store, StoreError, StoredRun};
 use crate::NewSession;
 use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 
 /// The marker and version of the JSON export format.
 pub const EXPORT_FORMAT: &str = "kbench-export";
-pub const EXPORT_VERSION: u32 = 1;
+/// 2: typed failures (`error`), `ab_side`, primary values, structured `source`, and
+/// pipe's `perf_signed_loops` in the record instead of a parameter. Version 1 exports
+/// are read and upgraded.
+pub const EXPORT_VERSION: u32 = 2;
 
 /// A label's sessions, as `kbench export --format json` writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,10 +78,72 @@ pub fn parse_export(text: &str) -> Option<Result<Export, String>> {
                         e.version
                     ))
                 } else {
-                    Ok(e)
+                    Ok(upgraded(e))
                 }
             }),
     )
+}
+
+/// An export of an older version in the current one's terms.
+fn upgraded(mut export: Export) -> Export {
+    if export.version < 2 {
+        for run in export.sessions.iter_mut().flat_map(|s| s.runs.iter_mut()) {
+            upgrade_v1_run(run);
+        }
+        export.version = EXPORT_VERSION;
+    }
+    export
+}
+
+/// A version 1 run: ab kept its side in the record (the workload's record one level
+/// down), a failure was variant `failed` with `{"error": ...}` as its record, pipe's
+/// signed loop count was a parameter, and no value was marked primary.
+fn upgrade_v1_run(run: &mut StoredRun) {
+    if run.workload == "ab" {
+        if let Some(Json::Object(mut outer)) = run.record.take() {
+            match outer.get("side").and_then(Json::as_str) {
+                Some(side) => {
+                    let variant = outer.get("variant").and_then(Json::as_str);
+                    run.ab_side = Some(AbSide {
+                        side: side.into(),
+                        workload: text_of(outer.get("workload")),
+                        params: outer
+                            .get("params")
+                            .and_then(|p| serde_json::from_value(p.clone()).ok())
+                            .unwrap_or_default(),
+                        variant: text_of(
+                            variant.filter(|v| *v != "failed").map(Json::from).as_ref(),
+                        ),
+                    });
+                    run.record = outer.remove("record").filter(|r| !r.is_null());
+                }
+                None => run.record = Some(Json::Object(outer)),
+            }
+        }
+    }
+    if run.variant == "failed" {
+        let error = run.record.as_ref().and_then(|r| r.get("error")?.as_str());
+        run.error = Some(error.unwrap_or("failed").to_string());
+        run.record = None;
+        run.variant = if run.workload == "ab" { "ab" } else { "" }.into();
+    }
+    run.params.remove("signed_loops");
+    if let Some(side) = run.ab_side.as_mut() {
+        side.params.remove("signed_loops");
+    }
+    if let Some(Json::Object(record)) = run.record.as_mut() {
+        let loops = record
+            .get_mut("params")
+            .and_then(|p| p.as_object_mut()?.remove("signed_loops"));
+        if let Some(loops) = loops {
+            record.insert("perf_signed_loops".into(), loops);
+        }
+    }
+    mark_legacy_primary(&run.workload, &mut run.values);
+}
+
+fn text_of(value: Option<&Json>) -> String {
+    value.and_then(Json::as_str).unwrap_or_default().to_string()
 }
 
 fn csv_field(text: &str) -> String {

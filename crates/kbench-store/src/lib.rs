@@ -7,6 +7,6 @@ pub mod store;
 
 pub use record::legacy_primary;
 pub use store::{
-    default_path, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
+    default_path, AbSide, ImportSource, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
     StoredRun, SummaryRow, Value,
 };

@@ -79,6 +79,8 @@ pub fn stored_run(
         tasks: serde_json::to_value(&record.tasks).ok(),
         record: serde_json::to_value(record).ok(),
         values: values_of(record),
+        error: None,
+        ab_side: None,
     }
 }
 

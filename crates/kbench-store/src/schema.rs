@@ -60,11 +60,72 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX summaries_by_session ON summaries(session_id);
     "#,
-    // 2: typed fields where strings carried meaning: the primary metric of a run.
+    // 2: typed fields where strings carried meaning. Older rows are rewritten in place.
     r#"
+    -- The primary metric of a run (one per run; older runs: see legacy_primary), and
+    -- the direction and role of summary rows.
     ALTER TABLE run_values ADD COLUMN is_primary INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE summaries ADD COLUMN higher_is_better INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE summaries ADD COLUMN is_primary INTEGER NOT NULL DEFAULT 0;
+
+    -- Why a run failed, where variant 'failed' and record {"error": ...} said it.
+    ALTER TABLE runs ADD COLUMN error TEXT;
+    -- A `kbench ab` run's side, JSON {side, workload, params, variant}, where the
+    -- record held it with the workload's own record one level down.
+    ALTER TABLE runs ADD COLUMN ab_side TEXT;
+
+    UPDATE runs SET
+        ab_side = json_object(
+            'side', json_extract(record, '$.side'),
+            'workload', coalesce(json_extract(record, '$.workload'), ''),
+            'params', json(coalesce(
+                json_remove(json_extract(record, '$.params'), '$.signed_loops'), '{}')),
+            'variant', CASE coalesce(json_extract(record, '$.variant'), 'failed')
+                WHEN 'failed' THEN '' ELSE json_extract(record, '$.variant') END),
+        record = json_extract(record, '$.record')
+    WHERE workload = 'ab' AND json_valid(record) AND json_type(record, '$.side') = 'text';
+
+    UPDATE runs SET
+        error = coalesce(
+            CASE WHEN json_valid(record) THEN json_extract(record, '$.error') END, 'failed'),
+        variant = CASE workload WHEN 'ab' THEN 'ab' ELSE '' END,
+        record = NULL
+    WHERE variant = 'failed';
+
+    -- pipe's signed loop count: a record field, no longer a parameter.
+    UPDATE runs SET
+        params = json_remove(params, '$.signed_loops'),
+        record = CASE
+            WHEN json_valid(record) AND json_type(record, '$.params.signed_loops') IS NOT NULL
+            THEN json_set(json_remove(record, '$.params.signed_loops'),
+                          '$.perf_signed_loops', json_extract(record, '$.params.signed_loops'))
+            ELSE record END
+    WHERE json_valid(params) AND json_type(params, '$.signed_loops') IS NOT NULL;
+
+    -- The import source as fields, where one text said `FILE (FORMAT, content HASH)`.
+    ALTER TABLE sessions ADD COLUMN source_file TEXT;
+    ALTER TABLE sessions ADD COLUMN source_format TEXT;
+    ALTER TABLE sessions ADD COLUMN source_hash TEXT;
+    UPDATE sessions SET source_file = p.file, source_format = p.format, source_hash = p.hash
+    FROM (
+        SELECT id, substr(head, 1, length(head) - 2) AS file,
+               substr(prefix, length(head) + 1) AS format, hash
+        FROM (
+            -- FORMAT is letters, digits and dashes: trimming them leaves `FILE (`.
+            SELECT id, prefix, hash,
+                   rtrim(prefix, 'abcdefghijklmnopqrstuvwxyz0123456789-') AS head
+            FROM (
+                SELECT id, substr(source, 1, length(source) - 27) AS prefix,
+                       substr(source, -17, 16) AS hash
+                FROM sessions WHERE source LIKE '%, content ________________)'
+            )
+        )
+        WHERE head LIKE '% ('
+    ) AS p
+    WHERE sessions.id = p.id;
+    UPDATE sessions SET source_file = source, source_format = ''
+    WHERE source IS NOT NULL AND source_file IS NULL;
+    ALTER TABLE sessions DROP COLUMN source;
     "#,
 ];
 

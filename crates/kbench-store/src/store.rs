@@ -5,6 +5,7 @@
 use crate::import::Imported;
 use crate::record::{legacy_primary, mark_legacy_primary};
 use crate::schema::{current_version, MIGRATIONS};
+use kbench_record::RunRecord;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,7 +50,59 @@ pub struct NewSession {
     pub command_line: String,
     pub seed: Option<u64>,
     pub environment: Option<serde_json::Value>,
-    pub source: Option<String>,
+    /// The file an `import` session was read from; `None` for sessions run here.
+    #[serde(default, deserialize_with = "source_of_any_version")]
+    pub source: Option<ImportSource>,
+}
+
+/// Where an imported session came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSource {
+    /// The path given to `kbench import` (`-` for standard input).
+    pub file: String,
+    /// The reader that understood it: `perf-bench`, `perf-stat`, `hyperfine`.
+    pub format: String,
+    /// A fingerprint of the file's content (16 hex digits), so that the same file is
+    /// never imported twice into one label.
+    #[serde(default)]
+    pub content_hash: Option<String>,
+}
+
+impl ImportSource {
+    /// The one-line text older kbench versions stored, `FILE (FORMAT, content HASH)`.
+    pub fn from_legacy_text(text: &str) -> ImportSource {
+        let parsed = text.strip_suffix(')').and_then(|t| {
+            let (rest, hash) = t.rsplit_once(", content ")?;
+            let (file, format) = rest.rsplit_once(" (")?;
+            Some(ImportSource {
+                file: file.into(),
+                format: format.into(),
+                content_hash: Some(hash.into()),
+            })
+        });
+        parsed.unwrap_or_else(|| ImportSource {
+            file: text.into(),
+            ..ImportSource::default()
+        })
+    }
+}
+
+/// An export's `source`: an [`ImportSource`], or the text of a version 1 export.
+fn source_of_any_version<'de, D>(d: D) -> Result<Option<ImportSource>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum AnyVersion {
+        Typed(ImportSource),
+        Text(String),
+    }
+    Ok(match Option::<AnyVersion>::deserialize(d)? {
+        Some(AnyVersion::Typed(s)) => Some(s),
+        Some(AnyVersion::Text(t)) => Some(ImportSource::from_legacy_text(&t)),
+        None => None,
+    })
 }
 
 /// One measured value of a run.
@@ -80,8 +133,60 @@ pub struct StoredRun {
     pub cpus_used: Option<String>,
     pub rusage: Option<serde_json::Value>,
     pub tasks: Option<serde_json::Value>,
+    /// The workload's own run record (a [`RunRecord`], see [`StoredRun::record`]), when
+    /// there is one; the same for a `kbench ab` run.
     pub record: Option<serde_json::Value>,
     pub values: Vec<Value>,
+    /// Why the run produced no record, when it failed (a timeout, a crash); such a run
+    /// keeps its workload and, if known, its variant.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// For a run of `kbench ab`: which side it was and what that side really ran.
+    #[serde(default)]
+    pub ab_side: Option<AbSide>,
+}
+
+/// What one side of a `kbench ab` ran. Both sides' runs are stored as workload `ab`,
+/// variant `ab`, with the pair of specs as parameters, so they share one comparison
+/// key; this keeps what differed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AbSide {
+    /// `a` or `b`.
+    pub side: String,
+    /// The workload key (`sched/pipe`) or `command`.
+    pub workload: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// The workload's variant; empty when the run failed before it said.
+    pub variant: String,
+}
+
+/// The condition of [`StoredRun::is_measured`] in SQL, on a `runs` row aliased `r`.
+const MEASURED_SQL: &str = "r.warmup = 0 AND r.error IS NULL AND coalesce(r.exit_status, 0) = 0";
+
+impl StoredRun {
+    /// Whether the run counts: not a warm-up, not failed, and exited 0 (or has no exit
+    /// status, as imported runs). The one definition for list, show, compare and ab;
+    /// the store's SQL counts use the same condition.
+    pub fn is_measured(&self) -> bool {
+        !self.warmup && self.error.is_none() && matches!(self.exit_status, Some(0) | None)
+    }
+
+    /// The workload's run record, when one was stored and it reads as one.
+    pub fn record(&self) -> Option<RunRecord> {
+        serde_json::from_value(self.record.clone()?).ok()
+    }
+}
+
+impl RunRow {
+    /// See [`StoredRun::is_measured`].
+    pub fn is_measured(&self) -> bool {
+        self.run.is_measured()
+    }
+
+    /// See [`StoredRun::record`].
+    pub fn record(&self) -> Option<RunRecord> {
+        self.run.record()
+    }
 }
 
 /// A stored run with where it came from.
@@ -108,7 +213,8 @@ pub struct SessionRow {
     pub command_line: String,
     pub seed: Option<u64>,
     pub environment: Option<serde_json::Value>,
-    pub source: Option<String>,
+    pub source: Option<ImportSource>,
+    /// Its measured runs ([`StoredRun::is_measured`]).
     pub runs: u64,
 }
 
@@ -379,15 +485,14 @@ impl Store {
         Ok(ids)
     }
 
-    /// Every label with its counts, oldest first.
+    /// Every label with its counts (runs: the measured ones), oldest first.
     pub fn labels(&self) -> Result<Vec<LabelInfo>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
                     min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
-             FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND r.warmup = 0
-                  AND coalesce(r.exit_status, 0) = 0 AND r.variant != 'failed'
-             GROUP BY s.label ORDER BY min(s.started_unix_ns)",
-        )?;
+             FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
+             GROUP BY s.label ORDER BY min(s.started_unix_ns)"
+        ))?;
         let rows = stmt.query_map([], |r| {
             Ok(LabelInfo {
                 label: r.get(0)?,
@@ -421,13 +526,14 @@ impl Store {
             .is_some())
     }
 
-    /// Whether `label` has a session whose source description ends with `suffix`.
-    pub fn has_source_ending(&self, label: &str, suffix: &str) -> Result<bool, StoreError> {
+    /// Whether `label` has a session imported from a file of content `content_hash`
+    /// (the same file imported twice).
+    pub fn has_source_content(&self, label: &str, content_hash: &str) -> Result<bool, StoreError> {
         Ok(self
             .conn
             .query_row(
-                "SELECT 1 FROM sessions WHERE label = ?1 AND substr(source, -length(?2)) = ?2 LIMIT 1",
-                params![label, suffix],
+                "SELECT 1 FROM sessions WHERE label = ?1 AND source_hash = ?2 LIMIT 1",
+                params![label, content_hash],
                 |_| Ok(()),
             )
             .optional()?
@@ -449,12 +555,13 @@ impl Store {
 
     /// The sessions of `label`, oldest first.
     pub fn sessions(&self, label: &str) -> Result<Vec<SessionRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT s.id, s.label, s.kind, s.boot_id, s.started_unix_ns, s.ended_unix_ns,
-                    s.kbench_version, s.command_line, s.seed, s.environment, s.source,
-                    (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND r.warmup = 0)
-             FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id",
-        )?;
+                    s.kbench_version, s.command_line, s.seed, s.environment,
+                    s.source_file, s.source_format, s.source_hash,
+                    (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL})
+             FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
+        ))?;
         let rows = stmt.query_map(params![label], |r| {
             Ok(SessionRow {
                 id: r.get(0)?,
@@ -467,8 +574,16 @@ impl Store {
                 command_line: r.get(7)?,
                 seed: to_u64(r.get(8)?),
                 environment: parse_json(r.get(9)?),
-                source: r.get(10)?,
-                runs: r.get::<_, i64>(11)? as u64,
+                source: r.get::<_, Option<String>>(10)?.map(|file| ImportSource {
+                    file,
+                    format: r
+                        .get::<_, Option<String>>(11)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default(),
+                    content_hash: r.get(12).ok().flatten(),
+                }),
+                runs: r.get::<_, i64>(13)? as u64,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -479,7 +594,7 @@ impl Store {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.session_id, s.label, s.boot_id, r.workload, r.params, r.variant,
                     r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
-                    r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record
+                    r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side
              FROM runs r JOIN sessions s ON s.id = r.session_id
              WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id",
         )?;
@@ -506,6 +621,10 @@ impl Store {
                         tasks: parse_json(r.get(15)?),
                         record: parse_json(r.get(16)?),
                         values: Vec::new(),
+                        error: r.get(17)?,
+                        ab_side: r
+                            .get::<_, Option<String>>(18)?
+                            .and_then(|t| serde_json::from_str(&t).ok()),
                     },
                 })
             })?
@@ -617,8 +736,9 @@ fn unusable(path: &Path, e: rusqlite::Error) -> StoreError {
 fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> {
     conn.execute(
         "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
-                               command_line, seed, environment, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                               command_line, seed, environment,
+                               source_file, source_format, source_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             s.label,
             s.kind,
@@ -628,7 +748,9 @@ fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> 
             s.command_line,
             s.seed.map(to_i64),
             json_text(&s.environment),
-            s.source,
+            s.source.as_ref().map(|s| &s.file),
+            s.source.as_ref().map(|s| &s.format),
+            s.source.as_ref().and_then(|s| s.content_hash.as_ref()),
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -662,8 +784,9 @@ fn insert_run_tx(
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
     tx.execute(
         "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup, exit_status,
-                           start_unix_ns, end_unix_ns, pinned_cpus, cpus_used, rusage, tasks, record)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                           start_unix_ns, end_unix_ns, pinned_cpus, cpus_used, rusage, tasks, record,
+                           error, ab_side)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             session_id,
             run.workload,
@@ -679,6 +802,8 @@ fn insert_run_tx(
             json_text(&run.rusage),
             json_text(&run.tasks),
             json_text(&run.record),
+            run.error,
+            run.ab_side.as_ref().and_then(|a| serde_json::to_string(a).ok()),
         ],
     )?;
     let run_id = tx.last_insert_rowid();

@@ -286,7 +286,7 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
         ..RunRecord::default()
     };
     let mut rec = base.with_per_op(u64::try_from(p.loops).unwrap_or(0));
-    rec.params.insert("signed_loops".into(), p.loops.into());
+    rec.perf_signed_loops = Some(p.loops.into());
     rec.metrics = crate::metrics::per_op(&rec);
     rec
 }

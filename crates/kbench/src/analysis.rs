@@ -88,14 +88,13 @@ fn load(store: &Store, label: &str) -> anyhow::Result<Loaded> {
 }
 
 fn measured(run: &RunRow) -> bool {
-    !run.run.warmup && matches!(run.run.exit_status, Some(0) | None) && run.run.variant != "failed"
+    run.is_measured()
 }
 
 /// Parameters as `name=value` words, in name order.
 pub fn params_text(params: &BTreeMap<String, serde_json::Value>) -> String {
     params
         .iter()
-        .filter(|(k, _)| k.as_str() != "signed_loops")
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -318,14 +317,7 @@ type PooledSeries = BTreeMap<String, BTreeMap<u64, u64>>;
 fn pooled_series(runs: &[RunRow]) -> BTreeMap<(String, String, String), (PooledSeries, usize)> {
     let mut out: BTreeMap<(String, String, String), (PooledSeries, usize)> = BTreeMap::new();
     for run in runs.iter().filter(|r| measured(r)) {
-        // `kbench ab` keeps the workload's record one level down.
-        let series = run
-            .run
-            .record
-            .as_ref()
-            .and_then(|r| r.get("series").or_else(|| r.get("record")?.get("series")))
-            .and_then(|s| s.as_array());
-        let Some(series) = series else {
+        let Some(record) = run.record().filter(|r| !r.series.is_empty()) else {
             continue;
         };
         let key = (
@@ -335,23 +327,10 @@ fn pooled_series(runs: &[RunRow]) -> BTreeMap<(String, String, String), (PooledS
         );
         let entry = out.entry(key).or_default();
         entry.1 += 1;
-        for s in series {
-            let Some(name) = s.get("name").and_then(|n| n.as_str()) else {
-                continue;
-            };
-            let buckets = entry.0.entry(name.to_string()).or_default();
-            for b in s
-                .get("buckets")
-                .and_then(|b| b.as_array())
-                .into_iter()
-                .flatten()
-            {
-                if let (Some(upper), Some(count)) = (
-                    b.get(0).and_then(|v| v.as_u64()),
-                    b.get(1).and_then(|v| v.as_u64()),
-                ) {
-                    *buckets.entry(upper).or_default() += count;
-                }
+        for s in &record.series {
+            let buckets = entry.0.entry(s.name.clone()).or_default();
+            for [upper, count] in &s.buckets {
+                *buckets.entry(*upper).or_default() += count;
             }
         }
     }
@@ -768,14 +747,7 @@ fn side_notes(label: &str, loaded: &Loaded) -> Vec<String> {
         let first_error = loaded
             .runs
             .iter()
-            .find_map(|r| {
-                r.run
-                    .record
-                    .as_ref()?
-                    .get("error")?
-                    .as_str()
-                    .map(str::to_string)
-            })
+            .find_map(|r| r.run.error.as_deref())
             .map(|e| format!(": {e}"))
             .unwrap_or_default();
         notes.push(format!(
@@ -818,11 +790,8 @@ fn reproduce(
     for s in a.iter().chain(b) {
         let line = s
             .source
-            .clone()
-            .map(|src| {
-                let file = src.split(" (").next().unwrap_or(&src);
-                format!("kbench import {file} --label {}", s.label)
-            })
+            .as_ref()
+            .map(|src| format!("kbench import {} --label {}", src.file, s.label))
             .unwrap_or_else(|| s.command_line.clone());
         if !lines.contains(&line) {
             lines.push(line);

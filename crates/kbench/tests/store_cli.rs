@@ -604,7 +604,7 @@ fn a_run_past_its_timeout_is_stopped_recorded_and_leaves_no_process() {
     );
     // Failures do not count toward --runs: it tried three times, then gave up.
     assert_eq!(
-        db.count("SELECT count(*) FROM runs WHERE variant = 'failed'"),
+        db.count("SELECT count(*) FROM runs WHERE error LIKE '%timed out after 1 s%' AND workload = 'sched/pipe'"),
         3
     );
     let leftovers = std::fs::read_dir("/proc")
@@ -662,6 +662,20 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
         "a 200 us delay moved p50 by {moved_ns} ns"
     );
     assert!(row(&report, "ab", "call_ipis_per_op")["n_a"] == 3);
+    // ab keeps the workload's own record, and what each side ran beside it.
+    assert_eq!(
+        db.count(
+            "SELECT count(*) FROM runs WHERE workload = 'ab' AND variant = 'ab'
+             AND json_type(record, '$.series') = 'array'
+             AND json_extract(ab_side, '$.workload') = 'sched/wakeup'
+             AND json_extract(ab_side, '$.variant') = 'idle-futex'"
+        ),
+        6
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM runs WHERE json_extract(ab_side, '$.side') = 'b' AND json_extract(ab_side, '$.params.\"inject-delay-us\"') = 200"),
+        3
+    );
     assert_eq!(
         primary_metrics(&db),
         ["ab wake_latency_p50_ns", "ipi/ipi ipi_round_trip_p50_ns"]
@@ -794,6 +808,80 @@ fn too_low_a_process_limit_is_refused_before_any_fork() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// The `runs` column of `kbench list` for `label`.
+fn listed_runs(list: &str, label: &str) -> u64 {
+    let line = list
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(label))
+        .unwrap_or_else(|| panic!("no {label} in {list}"));
+    line.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+#[test]
+fn list_show_and_compare_count_the_same_measured_runs() {
+    let db = Db::new();
+    // Two measured runs, a warm-up, a failed run and one that exited 1.
+    let run = |i: usize, extra: serde_json::Value| {
+        let mut run = serde_json::json!({
+            "workload": "sched/pipe", "params": {"loop": 1000}, "variant": "symmetric",
+            "run_index": i, "warmup": false, "exit_status": 0,
+            "values": [{"metric": "usecs_per_op", "value": 4.0 + i as f64 / 10.0,
+                        "unit": "us/op", "higher_is_better": false, "primary": true}],
+        });
+        run.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        run
+    };
+    let runs = vec![
+        run(0, serde_json::json!({"warmup": true})),
+        run(1, serde_json::json!({})),
+        run(
+            2,
+            serde_json::json!({"variant": "", "exit_status": 1, "values": [],
+                                  "error": "pipe:-l 1000 timed out after 1 s and was stopped"}),
+        ),
+        run(3, serde_json::json!({"exit_status": 1})),
+        run(4, serde_json::json!({})),
+    ];
+    let export = serde_json::json!({
+        "format": "kbench-export", "version": 2, "label": "m",
+        "sessions": [{
+            "session": {"label": "m", "kind": "run", "boot_id": "b", "started_unix_ns": 1,
+                        "kbench_version": "test", "command_line": "crafted", "seed": 1,
+                        "environment": null, "source": null},
+            "ended_unix_ns": 2, "runs": runs, "summaries": [],
+        }],
+    });
+    let file = db.path.with_file_name("m.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    for label in ["m", "m2"] {
+        db.ok(&["import", file.to_str().unwrap(), "--label", label]);
+    }
+
+    assert_eq!(listed_runs(&db.ok(&["list"]), "m"), 2);
+    let show = db.ok(&["show", "m"]);
+    assert!(
+        show.contains("2 runs"),
+        "the session counts measured runs: {show}"
+    );
+    let usecs = show
+        .lines()
+        .find(|l| l.trim_start().starts_with("usecs_per_op"))
+        .unwrap_or_else(|| panic!("{show}"));
+    assert_eq!(usecs.split_whitespace().nth(1), Some("2"), "{show}");
+    assert!(
+        show.contains("sched/pipe: 2 failed run(s)"),
+        "the failed run and the non-zero exit: {show}"
+    );
+    let report = db.json(&["compare", "m", "m2", "--format", "json"]);
+    assert_eq!(
+        (report["base_runs"].as_u64(), report["new_runs"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(row(&report, "sched/pipe", "usecs_per_op")["n_a"], 2);
 }
 
 #[test]

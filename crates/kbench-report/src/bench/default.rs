@@ -52,12 +52,5 @@ impl RunFormat for DefaultFormat {
 /// figures), the op count otherwise; none for workloads without per-op figures.
 fn signed_loops(record: &RunRecord) -> Option<f64> {
     let ops = record.ops?;
-    Some(
-        record
-            .params
-            .get("signed_loops")
-            .and_then(|v| v.as_i64())
-            .map(|l| l as f64)
-            .unwrap_or(ops as f64),
-    )
+    Some(record.perf_signed_loops.map_or(ops as f64, |l| l as f64))
 }

@@ -5,7 +5,7 @@ use crate::error::usage;
 use crate::runner::child::{run_command, run_workload, stored_command_run, stored_workload_run};
 use crate::runner::spec::WorkloadSpec;
 use crate::session::{self, DbArgs};
-use kbench_store::{Store, StoredRun};
+use kbench_store::{AbSide, Store, StoredRun};
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -151,18 +151,16 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
 }
 
 /// The two sides differ on purpose (other parameters, another command), so their
-/// runs share one comparison key; what each side really ran stays in the record.
+/// runs share one comparison key; what each side really ran is kept in `ab_side`, and
+/// the record stays the workload's own.
 fn as_ab_run(mut run: StoredRun, side: usize, pair: &[String; 2]) -> StoredRun {
-    let original = serde_json::json!({
-        "side": if side == 0 { "a" } else { "b" },
-        "workload": run.workload,
-        "params": run.params,
-        "variant": run.variant,
-        "record": run.record,
+    run.ab_side = Some(AbSide {
+        side: if side == 0 { "a" } else { "b" }.into(),
+        workload: std::mem::take(&mut run.workload),
+        params: std::mem::take(&mut run.params),
+        variant: std::mem::take(&mut run.variant),
     });
-    if run.variant != "failed" {
-        run.variant = "ab".into();
-    }
+    run.variant = "ab".into();
     run.workload = "ab".into();
     // Both sides carry the pair of specs, so an earlier `ab` under the same labels
     // with other commands is never pooled with this one.
@@ -171,7 +169,6 @@ fn as_ab_run(mut run: StoredRun, side: usize, pair: &[String; 2]) -> StoredRun {
         ("b".to_string(), serde_json::Value::from(pair[1].as_str())),
     ]
     .into();
-    run.record = Some(original);
     run
 }
 

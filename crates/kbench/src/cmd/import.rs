@@ -4,7 +4,7 @@
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_store::export::parse_export;
-use kbench_store::NewSession;
+use kbench_store::{ImportSource, NewSession};
 
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
@@ -79,11 +79,10 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
     }
     let imported = kbench_store::import::parse_file_text(&args.file, &text)
         .or_else(|e| usage(e.to_string()))?;
-    // The content's hash names the source, so the same file imported twice is refused.
-    let content = format!("content {:016x})", fnv1a(text.as_bytes()));
-    let source = format!("{} ({}, {content}", args.file, imported.source_format);
+    // The content's hash is part of the source, so the same file imported twice is refused.
+    let content_hash = format!("{:016x}", fnv1a(text.as_bytes()));
     if store
-        .has_source_ending(&args.label, &content)
+        .has_source_content(&args.label, &content_hash)
         .map_err(session::store_error)?
     {
         return usage(format!(
@@ -91,6 +90,11 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
             args.file, args.label
         ));
     }
+    let source = ImportSource {
+        file: args.file.clone(),
+        format: imported.source_format.clone(),
+        content_hash: Some(content_hash),
+    };
     let new = NewSession {
         source: Some(source),
         ..session::new_session(&args.label, "import", None)

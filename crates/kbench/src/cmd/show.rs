@@ -40,7 +40,10 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             utc(s.started_unix_ns),
             s.runs
         );
-        println!("  {}", s.source.as_deref().unwrap_or(&s.command_line));
+        match &s.source {
+            Some(source) => println!("  {} ({})", source.file, source.format),
+            None => println!("  {}", s.command_line),
+        }
     }
     let mut groups: BTreeMap<GroupKey, (Vec<f64>, String)> = BTreeMap::new();
     let mut failed: BTreeMap<String, usize> = BTreeMap::new();
@@ -48,7 +51,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         if r.run.warmup {
             continue;
         }
-        if !matches!(r.run.exit_status, Some(0) | None) || r.run.variant == "failed" {
+        if !r.is_measured() {
             *failed.entry(r.run.workload.clone()).or_default() += 1;
             continue;
         }

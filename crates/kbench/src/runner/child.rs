@@ -21,7 +21,7 @@ pub fn run_workload(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start kbench bench: {e}"))?;
+        .map_err(|e| format!("{}: cannot start kbench bench: {e}", spec.display()))?;
     // Read both pipes while waiting, so a large record cannot fill a pipe and stall.
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
@@ -47,7 +47,7 @@ pub fn run_workload(
 }
 
 /// The stored form of one workload run: its record's values, or, when it failed, a
-/// run marked `failed` that keeps the error and the spec.
+/// run of the workload with its error (which names the spec).
 pub fn stored_workload_run(
     spec: &WorkloadSpec,
     result: &Result<RunRecord, String>,
@@ -65,12 +65,11 @@ pub fn stored_workload_run(
         ),
         Err(message) => StoredRun {
             workload: spec.workload.key(),
-            variant: "failed".into(),
             run_index,
             warmup,
             exit_status: Some(1),
             pinned_cpus: pinned_cpus.map(str::to_string),
-            record: Some(serde_json::json!({ "error": message, "spec": spec.display() })),
+            error: Some(message.clone()),
             ..Default::default()
         },
     }
@@ -79,7 +78,8 @@ pub fn stored_workload_run(
 /// `kbench bench --json [--cpus L] sched pipe ARGS`, or `... ipi ARGS` for a
 /// collection of one benchmark, which takes no name.
 fn bench_command(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<Command, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find kbench itself: {e}"))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("{}: cannot find kbench itself: {e}", spec.display()))?;
     let mut cmd = Command::new(exe);
     cmd.arg("bench").arg("--json");
     if let Some(cpus) = cpus {
@@ -272,6 +272,8 @@ pub fn stored_command_run(
         })),
         tasks: None,
         record: None,
+        error: None,
+        ab_side: None,
         values: vec![
             value("wall_sec", run.wall_ns as f64 / 1e9, "s"),
             value("user_sec", run.user_us as f64 / 1e6, "s"),
