@@ -360,3 +360,267 @@ pub fn format_table(rows: &[CalibrationRow]) -> String {
     }
     out
 }
+
+/// A cell of the replication calibration: sessions with their own offsets, compared
+/// with [`crate::nested::compare_nested`] as `kbench compare` compares two labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestedCell {
+    /// SD of a session's offset, percent of the median.
+    pub session_sd_pct: f64,
+    /// Run-to-run CV within a session, percent.
+    pub within_cv_pct: f64,
+    pub sessions_per_side: usize,
+    pub runs_per_session: usize,
+    /// With a calibration from five A/A sessions of the same machine.
+    pub calibrated: bool,
+    /// The per-run offset of the pooled-percentile cells (0 for run metrics).
+    pub pooled: bool,
+}
+
+/// Counts of one nested cell at one injected shift.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestedRow {
+    pub cell: NestedCell,
+    pub shift_pct: f64,
+    pub trials: usize,
+    /// Regression / improvement / changed.
+    pub claims_rate: f64,
+    /// Claims in the injected direction.
+    pub claims_up_rate: f64,
+    pub equivalent_rate: f64,
+    pub no_claim_rate: f64,
+    pub limit: f64,
+}
+
+/// A/A calibration sessions per calibrated cell.
+pub const CALIBRATION_SESSIONS: usize = 5;
+
+fn nested_side(
+    rng: &mut ChaCha8Rng,
+    cell: &NestedCell,
+    factor: f64,
+    tag: &str,
+    first_order: u32,
+) -> Vec<crate::nested::Observation> {
+    let mut out = Vec::new();
+    for s in 0..cell.sessions_per_side {
+        let offset = lognormal(rng, cell.session_sd_pct / 100.0);
+        for r in 0..cell.runs_per_session {
+            out.push(crate::nested::Observation {
+                value: offset * lognormal(rng, cell.within_cv_pct / 100.0) * factor,
+                boot: "boot".into(),
+                session: format!("{tag}{s}"),
+                order: first_order + (s * cell.runs_per_session + r) as u32,
+            });
+        }
+    }
+    out
+}
+
+/// Latency histograms of a side: every run has its own offset (`within_cv_pct`) on top
+/// of its session's, and 300 lognormal samples rounded to three significant digits,
+/// as kbench's HDR histograms keep them.
+fn pooled_side(
+    rng: &mut ChaCha8Rng,
+    cell: &NestedCell,
+    factor: f64,
+    tag: &str,
+    interleave: u32,
+) -> Vec<crate::pooled::RunHistogram> {
+    let mut out = Vec::new();
+    for s in 0..cell.sessions_per_side {
+        let offset = lognormal(rng, cell.session_sd_pct / 100.0);
+        for r in 0..cell.runs_per_session {
+            let run_offset = offset * lognormal(rng, cell.within_cv_pct / 100.0) * factor;
+            let mut values: Vec<f64> = (0..300)
+                .map(|_| {
+                    let v = 20_000.0 * run_offset * lognormal(rng, 0.3);
+                    let digits = 10f64.powi(v.log10().floor() as i32 - 2);
+                    (v / digits).ceil() * digits
+                })
+                .collect();
+            values.sort_by(f64::total_cmp);
+            let mut buckets: Vec<(f64, u64)> = Vec::new();
+            for v in values {
+                match buckets.last_mut() {
+                    Some(last) if last.0 == v => last.1 += 1,
+                    _ => buckets.push((v, 1)),
+                }
+            }
+            out.push(crate::pooled::RunHistogram {
+                boot: "boot".into(),
+                session: format!("{tag}{s}"),
+                order: 2 * (s * cell.runs_per_session + r) as u32 + interleave,
+                buckets,
+            });
+        }
+    }
+    out
+}
+
+fn nested_trial(
+    rng: &mut ChaCha8Rng,
+    cell: &NestedCell,
+    factor: f64,
+    options: &CompareOptions,
+) -> crate::compare::Comparison {
+    let calibration_cell = NestedCell {
+        sessions_per_side: CALIBRATION_SESSIONS,
+        ..cell.clone()
+    };
+    if cell.pooled {
+        // Interleaved sides share a session id: one `kbench ab`.
+        let interleaved = cell.sessions_per_side == 1 && !cell.calibrated;
+        let (ta, tb) = if interleaved { ("s", "s") } else { ("a", "b") };
+        let a = pooled_side(rng, cell, 1.0, ta, 0);
+        let b = pooled_side(rng, cell, factor, tb, 1);
+        let calibration = cell.calibrated.then(|| {
+            let runs = pooled_side(rng, &calibration_cell, 1.0, "cal", 0);
+            let units = crate::pooled::session_estimates(&runs, 0.5, 100, rng.random());
+            crate::nested::components_from_units(&units)
+        });
+        let opts = crate::pooled::PooledOptions {
+            compare: *options,
+            resamples: 400,
+            seed: rng.random(),
+            calibration,
+        };
+        return crate::pooled::compare_pooled_quantiles(&a, &b, &[0.5], &opts).remove(0);
+    }
+    let a = nested_side(rng, cell, 1.0, "a", 0);
+    let b = nested_side(rng, cell, factor, "b", 0);
+    let calibration = cell.calibrated.then(|| {
+        crate::nested::noise_components(&nested_side(rng, &calibration_cell, 1.0, "cal", 0))
+    });
+    crate::nested::compare_nested(
+        &a,
+        &b,
+        &crate::nested::NestedOptions {
+            compare: *options,
+            calibration,
+        },
+    )
+}
+
+/// Runs one nested cell at one shift.
+pub fn run_nested_cell(
+    cell: &NestedCell,
+    shift_pct: f64,
+    trials: usize,
+    seed: u64,
+    options: &CompareOptions,
+) -> NestedRow {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let factor = 1.0 + shift_pct / 100.0;
+    let (mut claims, mut up, mut equivalent, mut no_claim) = (0, 0, 0, 0);
+    for _ in 0..trials {
+        let c = nested_trial(&mut rng, cell, factor, options);
+        let claim = c.verdict.claims_difference();
+        claims += claim as usize;
+        up += (claim && c.shift_pct.unwrap_or(0.0) > 0.0) as usize;
+        equivalent += (c.verdict == Verdict::Equivalent) as usize;
+        no_claim += c.nested.as_ref().is_some_and(|n| n.no_claim.is_some()) as usize;
+    }
+    let rate = |c: usize| c as f64 / trials.max(1) as f64;
+    let alpha = options.alpha;
+    NestedRow {
+        cell: cell.clone(),
+        shift_pct,
+        trials,
+        claims_rate: rate(claims),
+        claims_up_rate: rate(up),
+        equivalent_rate: rate(equivalent),
+        no_claim_rate: rate(no_claim),
+        limit: alpha + 2.0 * (alpha * (1.0 - alpha) / trials.max(1) as f64).sqrt(),
+    }
+}
+
+/// The cells issue 9 asks for: session SD 0.5, 1 and 3 %, within-session CV 1, 5 and
+/// 20 %, one and three sessions a side, with and without a calibration; then
+/// pooled-percentile cells whose runs carry their own offsets (interleaved, and one
+/// session a side with a calibration).
+pub fn nested_cells() -> Vec<NestedCell> {
+    let mut cells = Vec::new();
+    for session_sd_pct in [0.5, 1.0, 3.0] {
+        for within_cv_pct in [1.0, 5.0, 20.0] {
+            for sessions_per_side in [1, 3] {
+                for calibrated in [false, true] {
+                    cells.push(NestedCell {
+                        session_sd_pct,
+                        within_cv_pct,
+                        sessions_per_side,
+                        runs_per_session: 10,
+                        calibrated,
+                        pooled: false,
+                    });
+                }
+            }
+        }
+    }
+    for (session_sd_pct, calibrated) in [(0.0, false), (1.0, true), (3.0, true)] {
+        cells.push(NestedCell {
+            session_sd_pct,
+            within_cv_pct: 3.0,
+            sessions_per_side: 1,
+            runs_per_session: 10,
+            calibrated,
+            pooled: true,
+        });
+    }
+    cells
+}
+
+/// Every nested cell at shifts 0 (A/A), +2 % and +5 %, each with its own seed.
+pub fn run_nested_calibration(
+    trials: usize,
+    seed: u64,
+    options: &CompareOptions,
+) -> Vec<NestedRow> {
+    let mut rows = Vec::new();
+    for (i, cell) in nested_cells().iter().enumerate() {
+        for (j, shift) in [0.0, 2.0, 5.0].into_iter().enumerate() {
+            let cell_seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(((i * 3 + j) as u64).wrapping_mul(1_442_695_040_888_963_407));
+            let cell_trials = if cell.pooled { trials / 4 } else { trials };
+            rows.push(run_nested_cell(
+                cell,
+                shift,
+                cell_trials.max(50),
+                cell_seed,
+                options,
+            ));
+        }
+    }
+    rows
+}
+
+/// The nested table as text (≤ 80 columns): one line per cell, A/A claims against
+/// the limit, then the power at +2 % and +5 %.
+pub fn format_nested_table(rows: &[NestedRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<7} {:>5} {:>5} {:>4} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "metric", "sess%", "cv%", "sess", "cal", "claims", "limit", "noclm", "pow+2", "pow+5"
+    );
+    for chunk in rows.chunks(3) {
+        let [aa, two, five] = chunk else { continue };
+        let c = &aa.cell;
+        let _ = writeln!(
+            out,
+            "{:<7} {:>5} {:>5} {:>4} {:>4} {:>6.3} {:>6.3} {:>6.2} {:>6.2} {:>6.2}",
+            if c.pooled { "pooled" } else { "run" },
+            c.session_sd_pct,
+            c.within_cv_pct,
+            c.sessions_per_side,
+            if c.calibrated { "yes" } else { "no" },
+            aa.claims_rate,
+            aa.limit,
+            aa.no_claim_rate,
+            two.claims_up_rate,
+            five.claims_up_rate,
+        );
+    }
+    out
+}

@@ -200,6 +200,9 @@ pub struct Comparison {
     /// `None` for summary-based comparisons.
     pub diagnostics: Option<Diagnostics>,
     pub replication: Option<Replication>,
+    /// How sessions and boots were treated ([`crate::nested::compare_nested`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested: Option<crate::nested::NestedInfo>,
 }
 
 /// One measured value with its replication coordinates.
@@ -260,7 +263,7 @@ struct Decision {
 
 /// Relative threshold on the analysed scale: ln(1 + δ) on the log scale, so the improvement
 /// bound is −ln(1 + δ), i.e. B/A = 1/(1 + δ), and swapping A and B swaps the verdicts.
-fn threshold_rel(scale: Scale, delta_pct: f64) -> f64 {
+pub(crate) fn threshold_rel(scale: Scale, delta_pct: f64) -> f64 {
     match scale {
         Scale::Log => (delta_pct / 100.0).ln_1p(),
         Scale::Linear => delta_pct / 100.0,
@@ -302,7 +305,7 @@ pub(crate) fn verdict_from_interval(
 /// Runs per side at which the (1 − α) interval is expected to be no wider than δ, so it can
 /// no longer contain both 0 and ±δ (it then settles on equivalent, changed, regression or
 /// improvement). Width ≈ 2·t(1 − α/2, 2n − 2)·s·√(2/n), with s the per-value spread.
-fn runs_needed(spread_rel: f64, threshold: f64, alpha: f64) -> Option<usize> {
+pub(crate) fn runs_needed(spread_rel: f64, threshold: f64, alpha: f64) -> Option<usize> {
     if !(spread_rel > 0.0 && threshold > 0.0 && spread_rel.is_finite()) {
         return None;
     }
@@ -466,7 +469,22 @@ fn insufficient(
         notes: vec![note],
         diagnostics: None,
         replication: None,
+        nested: None,
     }
+}
+
+/// An "insufficient" comparison for callers that fill in their own estimate.
+pub(crate) fn insufficient_comparison(
+    a: &[f64],
+    b: &[f64],
+    opts: &CompareOptions,
+    scale: Scale,
+    method: &str,
+    note: Option<String>,
+) -> Comparison {
+    let mut c = insufficient(a, b, opts, scale, method, note.unwrap_or_default());
+    c.notes.retain(|n| !n.is_empty());
+    c
 }
 
 /// Compares two samples of raw values (B against A), e.g. run times of two kernels.
@@ -573,6 +591,7 @@ fn compare_in_order(
         notes,
         diagnostics: Some(diagnostics),
         replication: None,
+        nested: None,
     }
 }
 
@@ -629,31 +648,44 @@ fn pooled_spread(a: &[f64], b: &[f64], scale: Scale) -> Option<f64> {
     (reference > 0.0).then_some(pooled / reference)
 }
 
-fn diagnose(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, core: &Core) -> Diagnostics {
+/// Outliers, bimodality and drift of one side's values, in the given order.
+pub(crate) fn side_diagnostics(
+    values: &[f64],
+    opts: &CompareOptions,
+    scale: Scale,
+) -> SideDiagnostics {
     let threshold = threshold_rel(scale, opts.delta_pct);
+    let reference = match scale {
+        Scale::Log => 1.0,
+        Scale::Linear => median(values).abs(),
+    };
+    let t = transform(values, scale);
+    let drift = drift(&t);
+    let slope_rel = drift.as_ref().map(|d| d.slope_per_run / reference);
+    let drifting = match (&drift, slope_rel) {
+        (Some(d), Some(s)) => {
+            d.p_value < opts.alpha && (s * (values.len() - 1) as f64).abs() > threshold / 2.0
+        }
+        _ => false,
+    };
+    SideDiagnostics {
+        outliers: mad_outliers(&t),
+        bimodality: bimodality(&t),
+        drift,
+        drifting,
+        drift_pct_per_run: slope_rel.map(|s| rel_to_pct(scale, s)),
+    }
+}
+
+fn diagnose(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale, core: &Core) -> Diagnostics {
     let reference = match scale {
         Scale::Log => 1.0,
         Scale::Linear => median(a).abs(),
     };
-    let side = |values: &[f64]| -> SideDiagnostics {
-        let t = transform(values, scale);
-        let drift = drift(&t);
-        let slope_rel = drift.as_ref().map(|d| d.slope_per_run / reference);
-        let drifting = match (&drift, slope_rel) {
-            (Some(d), Some(s)) => {
-                d.p_value < opts.alpha && (s * (values.len() - 1) as f64).abs() > threshold / 2.0
-            }
-            _ => false,
-        };
-        SideDiagnostics {
-            outliers: mad_outliers(&t),
-            bimodality: bimodality(&t),
-            drift,
-            drifting,
-            drift_pct_per_run: slope_rel.map(|s| rel_to_pct(scale, s)),
-        }
-    };
-    let (diag_a, diag_b) = (side(a), side(b));
+    let (diag_a, diag_b) = (
+        side_diagnostics(a, opts, scale),
+        side_diagnostics(b, opts, scale),
+    );
     let (mut verdict_without_outliers, mut shift_pct_without_outliers) = (None, None);
     if !diag_a.outliers.is_empty() || !diag_b.outliers.is_empty() {
         let keep = |values: &[f64], flagged: &[usize]| -> Vec<f64> {

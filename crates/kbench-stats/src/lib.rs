@@ -15,8 +15,10 @@ pub mod descriptive;
 pub mod diagnostics;
 pub mod ks;
 pub mod multiple;
+pub mod nested;
 pub mod parametric;
 pub mod percentiles;
+pub mod pooled;
 pub mod rank;
 pub mod special;
 
@@ -33,8 +35,14 @@ pub use diagnostics::{
 };
 pub use ks::{ks_two_sample, KolmogorovSmirnov};
 pub use multiple::benjamini_hochberg;
+pub use nested::{
+    choose_design, compare_nested, compare_units, noise_components, resolvable_change_pct,
+    units_needed, BetweenUnit, Design, Level, NestedInfo, NestedOptions, NoClaim, NoiseComponents,
+    NoiseSource, Observation, UnitEstimate,
+};
 pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};
 pub use percentiles::{compare_percentile, histogram_percentile_ci, PercentileShift};
+pub use pooled::{compare_pooled_quantiles, pooled_quantile, PooledOptions, RunHistogram};
 pub use rank::{
     hodges_lehmann, kth_pairwise_difference, mann_whitney, moses_rank, MannWhitney, PMethod,
     ShiftEstimate,

@@ -30,3 +30,36 @@ fn verdicts_hold_alpha_under_aa_noise_and_have_power() {
         power.claims_up_rate
     );
 }
+
+#[test]
+fn replicated_verdicts_hold_alpha_in_every_session_and_pooled_cell() {
+    use kbench_stats::calibration::{format_nested_table, run_nested_calibration};
+    let options = kbench_stats::CompareOptions::default();
+    let rows = run_nested_calibration(2000, 20_261_201, &options);
+    print!("{}", format_nested_table(&rows));
+    for row in rows.iter().filter(|r| r.shift_pct == 0.0) {
+        assert!(
+            row.claims_rate <= row.limit,
+            "{:?}: A/A claim rate {} > {}",
+            row.cell,
+            row.claims_rate,
+            row.limit
+        );
+    }
+    // Three sessions a side with 1 % session noise and 1 % run noise find +5 %.
+    let found = rows
+        .iter()
+        .find(|r| {
+            !r.cell.pooled
+                && r.cell.session_sd_pct == 1.0
+                && r.cell.within_cv_pct == 1.0
+                && r.cell.sessions_per_side == 3
+                && r.shift_pct == 5.0
+        })
+        .unwrap();
+    assert!(
+        found.claims_up_rate >= 0.8,
+        "power {}",
+        found.claims_up_rate
+    );
+}

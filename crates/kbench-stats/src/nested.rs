@@ -1,0 +1,798 @@
+//! Comparisons that respect how runs were replicated: runs sit inside sessions,
+//! sessions inside boots, boots inside a label.
+//!
+//! A session effect (page cache, memory layout, frequency state, what else runs) is
+//! shared by every run of the session, so two sessions run one after the other are an
+//! AABB design at the session level: the run-to-run spread cannot see it. The interval
+//! is therefore taken at the highest level at which the two sides differ (see
+//! [`choose_design`]), with the unit summaries (mean log value of a unit's runs) as
+//! the replicates. A side with one unit only has no spread at that level: its
+//! between-unit variance then comes from a calibration of this machine
+//! ([`NoiseComponents`], `kbench calibrate`), or from the other side's units, or there
+//! is no claim. Methods, and why these rather than a mixed model, are in the
+//! repository's `docs/statistics.md`.
+
+use crate::compare::{
+    compare, insufficient_comparison, side_diagnostics, threshold_rel, verdict_from_interval,
+    CompareOptions, Comparison, Diagnostics, Scale, Verdict,
+};
+use crate::descriptive::{describe, mean, sample_variance};
+use crate::special::{t_quantile, t_sf};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// One measured value with its replication coordinates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub value: f64,
+    /// The boot it ran in (`/proc/sys/kernel/random/boot_id`).
+    pub boot: String,
+    /// The session it ran in. Both sides of one interleaved `kbench ab` invocation share
+    /// one session here: their runs alternate, so a session effect falls on both.
+    pub session: String,
+    /// Position in this side's run order (drift is assessed in this order).
+    pub order: u32,
+}
+
+/// A level of replication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Run,
+    Session,
+    Boot,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Run => "run",
+            Level::Session => "session",
+            Level::Boot => "boot",
+        }
+    }
+}
+
+/// How the two sides' runs relate, and so which units are the replicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "level")]
+pub enum Design {
+    /// Both sides alternate within the same session(s) of one boot: runs are the units.
+    Interleaved,
+    /// Both sides ran in the same sessions or boots (two or more): each unit gives one
+    /// difference, and the differences are the replicates.
+    Paired(Level),
+    /// The sides ran in different sessions or boots: those are the replicates.
+    Unpaired(Level),
+}
+
+impl Design {
+    /// The level whose units are the replicates.
+    pub fn level(self) -> Level {
+        match self {
+            Design::Interleaved => Level::Run,
+            Design::Paired(l) | Design::Unpaired(l) => l,
+        }
+    }
+}
+
+/// Picks the design from where the runs of each side ran: the highest level at which
+/// the two sides differ. Different boots: boots are the units. The same boots (two or
+/// more): paired by boot. One shared boot, different sessions: sessions are the units.
+/// The same sessions (two or more): paired by session. Otherwise the runs alternate
+/// in one session, and runs are the units.
+pub fn choose_design(a: &[Observation], b: &[Observation]) -> Design {
+    let set = |o: &[Observation], f: fn(&Observation) -> &str| -> BTreeSet<String> {
+        o.iter().map(|x| f(x).to_string()).collect()
+    };
+    let (boots_a, boots_b) = (set(a, |o| &o.boot), set(b, |o| &o.boot));
+    if boots_a != boots_b {
+        return Design::Unpaired(Level::Boot);
+    }
+    if boots_a.len() >= 2 {
+        return Design::Paired(Level::Boot);
+    }
+    let (sessions_a, sessions_b) = (set(a, |o| &o.session), set(b, |o| &o.session));
+    if sessions_a != sessions_b {
+        return Design::Unpaired(Level::Session);
+    }
+    if sessions_a.len() >= 2 {
+        return Design::Paired(Level::Session);
+    }
+    Design::Interleaved
+}
+
+/// The noise of one metric on this machine, on the log scale (so an SD of 0.01 is
+/// about 1 %), from A/A sessions (`kbench calibrate`). `session_sd` and `boot_sd` are
+/// the spreads of whole units' estimates, each a plain sample SD with its degrees of
+/// freedom, which is what a one-unit side borrows; the `between_*` components (method
+/// of moments for runs ⊂ sessions ⊂ boots, floored at 0) are for people.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseComponents {
+    pub runs: usize,
+    pub sessions: usize,
+    pub boots: usize,
+    /// Run-to-run SD within a session.
+    pub within_sd: Option<f64>,
+    /// SD of a session's estimate (mean log of its runs) around its boot's mean,
+    /// pooled over boots.
+    pub session_sd: Option<f64>,
+    /// Σ over boots of (sessions − 1).
+    pub session_df: usize,
+    /// Mean runs per session, and the within-session variance of a session's estimate
+    /// that `session_sd` therefore includes.
+    pub runs_per_session: f64,
+    pub session_within_var: f64,
+    /// SD of a boot's estimate (mean of its sessions) across boots; boots − 1 df.
+    pub boot_sd: Option<f64>,
+    pub boot_df: usize,
+    pub sessions_per_boot: f64,
+    /// Session-to-session SD beyond what the run spread explains.
+    pub between_session_sd: Option<f64>,
+    /// Boot-to-boot SD beyond what sessions and runs explain.
+    pub between_boot_sd: Option<f64>,
+}
+
+/// One unit's summary: its estimate on the log scale and how well the unit knows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitEstimate {
+    /// The unit's id (a session or boot id): pairs units across sides.
+    pub id: String,
+    /// The boot the unit belongs to (its own id for a boot).
+    pub boot: String,
+    /// Mean log value of its runs (or the log of a pooled percentile).
+    pub estimate: f64,
+    /// Variance of `estimate` from within the unit alone (s²/n of its runs).
+    pub within_var: Option<f64>,
+    pub runs: usize,
+}
+
+/// Where the between-unit variance of a one-unit side came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSource {
+    /// `kbench calibrate`: A/A sessions on this machine.
+    Calibration,
+    /// The other side's own units.
+    OtherSide,
+}
+
+/// The spread of one unit's estimate, borrowed for a side that has one unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BetweenUnit {
+    pub level: Level,
+    /// SD of a whole unit's estimate (log scale), within-unit noise included.
+    pub unit_sd: f64,
+    /// The part of `unit_sd`² that is within-unit noise: a side noisier than that
+    /// adds its excess.
+    pub included_within_var: f64,
+    /// Degrees of freedom behind `unit_sd`.
+    pub df: f64,
+    pub source: NoiseSource,
+}
+
+/// Why a replicated comparison makes no claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoClaim {
+    /// One unit a side (or one on one side and too few on the other), and no
+    /// calibration of this level: the unit effect cannot be told from the change.
+    NoBetweenUnitVariance,
+}
+
+/// How a replicated comparison was made: attached to its [`Comparison`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestedInfo {
+    pub design: Design,
+    /// Unit ids of each side, in analysis order (for diagnostics naming units).
+    pub units_a: Vec<String>,
+    pub units_b: Vec<String>,
+    /// Runs per side.
+    pub runs_a: usize,
+    pub runs_b: usize,
+    /// The between-unit variance borrowed for a one-unit side, if any.
+    pub between: Option<BetweenUnit>,
+    /// Degrees of freedom of the interval (t), when it came from units.
+    pub df: Option<f64>,
+    pub no_claim: Option<NoClaim>,
+    /// Units per side that would settle an inconclusive (or unclaimed) result.
+    pub units_needed: Option<usize>,
+}
+
+/// Options beyond [`CompareOptions`] for a replicated comparison.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NestedOptions {
+    pub compare: CompareOptions,
+    /// This machine's calibrated noise for the metric, if a calibration matches.
+    pub calibration: Option<NoiseComponents>,
+}
+
+/// Groups observations into units of `level`, in order of first appearance by
+/// `order`; for boots, a unit's estimate is the mean of its sessions' means.
+pub fn unit_estimates(obs: &[Observation], level: Level) -> Vec<UnitEstimate> {
+    let mut ordered: Vec<&Observation> = obs.iter().collect();
+    ordered.sort_by_key(|o| o.order);
+    let sessions = group_sessions(&ordered);
+    if level != Level::Boot {
+        return sessions;
+    }
+    let mut boots: Vec<(String, Vec<UnitEstimate>)> = Vec::new();
+    for s in sessions {
+        match boots.iter_mut().find(|(b, _)| *b == s.boot) {
+            Some((_, list)) => list.push(s),
+            None => boots.push((s.boot.clone(), vec![s])),
+        }
+    }
+    boots
+        .into_iter()
+        .map(|(boot, list)| {
+            let estimates: Vec<f64> = list.iter().map(|s| s.estimate).collect();
+            let k = list.len() as f64;
+            let within: Option<f64> = list
+                .iter()
+                .map(|s| s.within_var)
+                .sum::<Option<f64>>()
+                .map(|v| v / (k * k));
+            UnitEstimate {
+                id: boot.clone(),
+                boot,
+                estimate: mean(&estimates),
+                within_var: within,
+                runs: list.iter().map(|s| s.runs).sum(),
+            }
+        })
+        .collect()
+}
+
+fn group_sessions(ordered: &[&Observation]) -> Vec<UnitEstimate> {
+    let mut groups: Vec<(String, String, Vec<f64>)> = Vec::new();
+    for o in ordered {
+        let value = o.value.ln();
+        match groups.iter_mut().find(|(s, _, _)| *s == o.session) {
+            Some((_, _, v)) => v.push(value),
+            None => groups.push((o.session.clone(), o.boot.clone(), vec![value])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(id, boot, values)| UnitEstimate {
+            id,
+            boot,
+            estimate: mean(&values),
+            within_var: sample_variance(&values).map(|v| v / values.len() as f64),
+            runs: values.len(),
+        })
+        .collect()
+}
+
+/// Variance components from A/A observations (all of one metric, all positive).
+pub fn noise_components(obs: &[Observation]) -> NoiseComponents {
+    let mut ordered: Vec<&Observation> = obs.iter().filter(|o| o.value > 0.0).collect();
+    ordered.sort_by_key(|o| o.order);
+    let sessions = group_sessions(&ordered);
+    let runs = ordered.len();
+    let mut out = components_from_units(&sessions);
+    out.runs = runs;
+    // Pooled within-session variance: Σ (n_s − 1)·s²_s / (N − S).
+    let (mut ss, mut df) = (0.0, 0usize);
+    for s in &sessions {
+        if let Some(v) = s.within_var {
+            ss += v * s.runs as f64 * (s.runs - 1) as f64;
+            df += s.runs - 1;
+        }
+    }
+    out.within_sd = (df > 0).then(|| (ss / df as f64).sqrt());
+    out
+}
+
+/// Session and boot spreads from per-session estimates (each with its within-session
+/// variance): the SD of session estimates around their boot's mean, pooled over boots;
+/// the SD of boot means; and the method-of-moments components below them.
+pub fn components_from_units(sessions: &[UnitEstimate]) -> NoiseComponents {
+    let mut boots: Vec<(String, Vec<&UnitEstimate>)> = Vec::new();
+    for s in sessions {
+        match boots.iter_mut().find(|(b, _)| *b == s.boot) {
+            Some((_, list)) => list.push(s),
+            None => boots.push((s.boot.clone(), vec![s])),
+        }
+    }
+    let known: Vec<f64> = sessions.iter().filter_map(|s| s.within_var).collect();
+    let mean_within = if known.is_empty() { 0.0 } else { mean(&known) };
+    let (mut ss, mut df) = (0.0, 0usize);
+    for (_, list) in &boots {
+        if list.len() >= 2 {
+            let e: Vec<f64> = list.iter().map(|s| s.estimate).collect();
+            let m = mean(&e);
+            ss += e.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+            df += list.len() - 1;
+        }
+    }
+    let session_var = (df > 0).then(|| ss / df as f64);
+    let between_session_var = session_var.map(|v| (v - mean_within).max(0.0));
+    let count = sessions.len().max(1) as f64;
+    let mut out = NoiseComponents {
+        runs: sessions.iter().map(|s| s.runs).sum(),
+        sessions: sessions.len(),
+        boots: boots.len(),
+        within_sd: None,
+        session_sd: session_var.map(f64::sqrt),
+        session_df: df,
+        runs_per_session: sessions.iter().map(|s| s.runs as f64).sum::<f64>() / count,
+        session_within_var: mean_within,
+        boot_sd: None,
+        boot_df: boots.len().saturating_sub(1),
+        sessions_per_boot: count / boots.len().max(1) as f64,
+        between_session_sd: between_session_var.map(f64::sqrt),
+        between_boot_sd: None,
+    };
+    if boots.len() >= 2 {
+        let boot_means: Vec<f64> = boots
+            .iter()
+            .map(|(_, l)| mean(&l.iter().map(|s| s.estimate).collect::<Vec<_>>()))
+            .collect();
+        let from_below: f64 = boots
+            .iter()
+            .map(|(_, l)| (between_session_var.unwrap_or(0.0) + mean_within) / l.len() as f64)
+            .sum::<f64>()
+            / boots.len() as f64;
+        let var_means = sample_variance(&boot_means).unwrap_or(0.0);
+        out.boot_sd = Some(var_means.sqrt());
+        out.between_boot_sd = Some((var_means - from_below).max(0.0).sqrt());
+    }
+    out
+}
+
+/// What a calibration lends a one-unit side at `level`: the spread of a whole
+/// session's (or boot's) estimate. `None` when it has no such spread (one session;
+/// one boot).
+pub fn calibrated_between(cal: &NoiseComponents, level: Level) -> Option<BetweenUnit> {
+    let (sd, df, within) = match level {
+        Level::Run => return None,
+        Level::Session => (cal.session_sd?, cal.session_df, cal.session_within_var),
+        Level::Boot => {
+            let sessions = cal.sessions_per_boot.max(1.0);
+            (cal.boot_sd?, cal.boot_df, cal.session_within_var / sessions)
+        }
+    };
+    (df >= 1).then_some(BetweenUnit {
+        level,
+        unit_sd: sd,
+        included_within_var: within,
+        df: df as f64,
+        source: NoiseSource::Calibration,
+    })
+}
+
+/// The outcome of a unit-level comparison on the log scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitComparison {
+    pub shift_log: f64,
+    pub ci_log: Option<(f64, f64)>,
+    pub p_value: Option<f64>,
+    pub df: Option<f64>,
+    pub verdict: Verdict,
+    pub between: Option<BetweenUnit>,
+    pub no_claim: Option<NoClaim>,
+    /// SD of one unit's estimate (or of one paired difference / √2), for units-needed.
+    pub unit_sd: Option<f64>,
+}
+
+/// Compares unit estimates of B against A. Paired: the mean of the per-unit
+/// differences, with a one-sample t interval (k − 1 df). Unpaired with two or more
+/// units a side: Welch's t on the unit estimates. A side with one unit: its variance
+/// is the between-unit variance (`between`, from a calibration, else from the other
+/// side's units when it has two or more) plus its own within-unit variance, with
+/// Satterthwaite's degrees of freedom; without any, no claim.
+pub fn compare_units(
+    a: &[UnitEstimate],
+    b: &[UnitEstimate],
+    paired: bool,
+    between: Option<BetweenUnit>,
+    opts: &CompareOptions,
+) -> Option<UnitComparison> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let finite = a.iter().chain(b).all(|u| u.estimate.is_finite());
+    if !finite {
+        return None;
+    }
+    let (ea, eb): (Vec<f64>, Vec<f64>) = (
+        a.iter().map(|u| u.estimate).collect(),
+        b.iter().map(|u| u.estimate).collect(),
+    );
+    let shift = mean(&eb) - mean(&ea);
+    if paired {
+        let diffs: Vec<f64> = b
+            .iter()
+            .filter_map(|ub| Some(ub.estimate - a.iter().find(|ua| ua.id == ub.id)?.estimate))
+            .collect();
+        if diffs.len() < 2 {
+            return None;
+        }
+        let k = diffs.len() as f64;
+        let var = sample_variance(&diffs)?;
+        let (d, se) = (mean(&diffs), (var / k).sqrt());
+        return Some(t_result(d, se, k - 1.0, None, (var / 2.0).sqrt(), opts));
+    }
+    if a.len() >= 2 && b.len() >= 2 {
+        let (va, vb) = (sample_variance(&ea)?, sample_variance(&eb)?);
+        let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
+        let df = satterthwaite(&[(sa, a.len() as f64 - 1.0), (sb, b.len() as f64 - 1.0)]);
+        let unit_sd = ((va + vb) / 2.0).sqrt();
+        return Some(t_result(shift, (sa + sb).sqrt(), df, None, unit_sd, opts));
+    }
+    // A one-unit side: borrow the spread of a whole unit.
+    let other_side = || -> Option<BetweenUnit> {
+        let (many, many_e) = if a.len() >= 2 { (a, &ea) } else { (b, &eb) };
+        if many.len() < 2 {
+            return None;
+        }
+        Some(BetweenUnit {
+            level: Level::Session,
+            unit_sd: sample_variance(many_e)?.sqrt(),
+            included_within_var: mean_within(many).unwrap_or(0.0),
+            df: many.len() as f64 - 1.0,
+            source: NoiseSource::OtherSide,
+        })
+    };
+    let Some(between) = between.or_else(other_side) else {
+        return Some(UnitComparison {
+            shift_log: shift,
+            ci_log: None,
+            p_value: None,
+            df: None,
+            verdict: Verdict::Inconclusive,
+            between: None,
+            no_claim: Some(NoClaim::NoBetweenUnitVariance),
+            unit_sd: None,
+        });
+    };
+    let unit_var = between.unit_sd * between.unit_sd;
+    // Both one-unit sides borrow the same estimate: one term of twice the variance,
+    // with that estimate's degrees of freedom (not two independent terms).
+    let borrowers = [a, b].iter().filter(|side| side.len() < 2).count() as f64;
+    let mut terms: Vec<(f64, f64)> = vec![(borrowers * unit_var, between.df)];
+    for (side, e) in [(a, &ea), (b, &eb)] {
+        if side.len() >= 2 {
+            terms.push((
+                sample_variance(e)? / side.len() as f64,
+                side.len() as f64 - 1.0,
+            ));
+        } else {
+            let unit = &side[0];
+            // A side noisier within its unit than the borrowed spread allows for.
+            let excess = unit.within_var.unwrap_or(0.0) - between.included_within_var;
+            if excess > 0.0 {
+                terms.push((excess, (unit.runs as f64 - 1.0).max(1.0)));
+            }
+        }
+    }
+    let var: f64 = terms.iter().map(|t| t.0).sum();
+    let df = satterthwaite(&terms);
+    let unit_sd = between.unit_sd;
+    Some(t_result(
+        shift,
+        var.sqrt(),
+        df,
+        Some(between),
+        unit_sd,
+        opts,
+    ))
+}
+
+fn mean_within(units: &[UnitEstimate]) -> Option<f64> {
+    let known: Vec<f64> = units.iter().filter_map(|u| u.within_var).collect();
+    (!known.is_empty()).then(|| mean(&known))
+}
+
+/// Satterthwaite's (1946) degrees of freedom for a sum of variance estimates, each
+/// given with its own degrees of freedom.
+pub fn satterthwaite(terms: &[(f64, f64)]) -> f64 {
+    let total: f64 = terms.iter().map(|t| t.0).sum();
+    let denominator: f64 = terms
+        .iter()
+        .filter(|t| t.1 > 0.0)
+        .map(|t| t.0 * t.0 / t.1)
+        .sum();
+    if denominator > 0.0 {
+        total * total / denominator
+    } else {
+        terms.iter().map(|t| t.1).sum::<f64>().max(1.0)
+    }
+}
+
+fn t_result(
+    shift: f64,
+    se: f64,
+    df: f64,
+    between: Option<BetweenUnit>,
+    unit_sd: f64,
+    opts: &CompareOptions,
+) -> UnitComparison {
+    let threshold = threshold_rel(Scale::Log, opts.delta_pct);
+    let (ci, p) = if se > 0.0 && df >= 1.0 {
+        let half = t_quantile(1.0 - opts.alpha / 2.0, df) * se;
+        let p = (2.0 * t_sf((shift / se).abs(), df)).min(1.0);
+        (Some((shift - half, shift + half)), Some(p))
+    } else if se == 0.0 {
+        (
+            Some((shift, shift)),
+            Some(if shift == 0.0 { 1.0 } else { 0.0 }),
+        )
+    } else {
+        (None, None)
+    };
+    let verdict = ci.map_or(Verdict::Insufficient, |ci| {
+        verdict_from_interval(ci, threshold, opts.higher_is_better)
+    });
+    UnitComparison {
+        shift_log: shift,
+        ci_log: ci,
+        p_value: p,
+        df: Some(df),
+        verdict,
+        between,
+        no_claim: None,
+        unit_sd: Some(unit_sd),
+    }
+}
+
+/// Units per side at which a t interval from units of SD `unit_sd` is expected to be
+/// no wider than the threshold (so it can no longer hold both 0 and ±δ).
+pub fn units_needed(unit_sd: f64, delta_pct: f64, alpha: f64) -> Option<usize> {
+    crate::compare::runs_needed(unit_sd, threshold_rel(Scale::Log, delta_pct), alpha)
+}
+
+/// The smallest change (percent) this machine can resolve with `units` sessions (or
+/// boots) a side: the half-width of the 95 % interval of the difference, from the
+/// calibrated variance of one unit made of `runs_per_unit` runs.
+pub fn resolvable_change_pct(
+    cal: &NoiseComponents,
+    level: Level,
+    units: usize,
+    alpha: f64,
+) -> Option<f64> {
+    let between = calibrated_between(cal, level)?;
+    let unit_var = between.unit_sd * between.unit_sd;
+    let k = units.max(1) as f64;
+    let df = if units >= 2 {
+        2.0 * k - 2.0
+    } else {
+        between.df
+    };
+    let half = t_quantile(1.0 - alpha / 2.0, df) * (2.0 * unit_var / k).sqrt();
+    Some(100.0 * half.exp_m1())
+}
+
+/// Compares B against A respecting the replication ([`choose_design`]). Interleaved
+/// runs are compared as [`compare`] does (Hodges-Lehmann, Moses interval); otherwise
+/// the unit estimates are ([`compare_units`]), with the calibration's between-unit
+/// variance for a one-unit side. Per-side diagnostics (outliers, bimodality, drift)
+/// are always those of the runs. Needs positive values for the unit designs.
+pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions) -> Comparison {
+    let design = choose_design(a, b);
+    let ordered = |o: &[Observation]| -> Vec<f64> {
+        let mut v: Vec<&Observation> = o.iter().collect();
+        v.sort_by_key(|x| x.order);
+        v.iter().map(|x| x.value).collect()
+    };
+    let (va, vb) = (ordered(a), ordered(b));
+    let level = design.level();
+    let units_of = |o: &[Observation]| -> Vec<String> {
+        if level == Level::Run {
+            return Vec::new();
+        }
+        unit_estimates(o, level).into_iter().map(|u| u.id).collect()
+    };
+    let mut info = NestedInfo {
+        design,
+        units_a: units_of(a),
+        units_b: units_of(b),
+        runs_a: a.len(),
+        runs_b: b.len(),
+        between: None,
+        df: None,
+        no_claim: None,
+        units_needed: None,
+    };
+    if design == Design::Interleaved || va.iter().chain(&vb).any(|v| v.is_nan() || *v <= 0.0) {
+        let mut c = compare(&va, &vb, &opts.compare);
+        if design != Design::Interleaved {
+            c.notes.push(format!(
+                "values <= 0: compared run by run, so the {} effect is not accounted for",
+                level.as_str()
+            ));
+        }
+        c.nested = Some(info);
+        return c;
+    }
+    let (ua, ub) = (unit_estimates(a, level), unit_estimates(b, level));
+    let paired = matches!(design, Design::Paired(_));
+    let between = opts
+        .calibration
+        .as_ref()
+        .and_then(|cal| calibrated_between(cal, level));
+    let mut c = insufficient_comparison(&va, &vb, &opts.compare, Scale::Log, "none", None);
+    let Some(u) = compare_units(&ua, &ub, paired, between, &opts.compare) else {
+        c.notes
+            .push(format!("too few {}s for an interval", level.as_str()));
+        c.nested = Some(info);
+        return c;
+    };
+    let kind = if paired { "paired " } else { "" };
+    c.method = match (&u.between, u.no_claim) {
+        (_, Some(_)) => format!("{kind}{}s as units: no interval", level.as_str()),
+        (Some(b), _) => format!(
+            "{}s as units, t with {} between-{} variance, log scale",
+            level.as_str(),
+            match b.source {
+                NoiseSource::Calibration => "calibrated",
+                NoiseSource::OtherSide => "the other side's",
+            },
+            level.as_str()
+        ),
+        (None, None) => format!(
+            "{kind}{}s as units (mean log of runs), {} t, log scale",
+            level.as_str(),
+            if paired { "one-sample" } else { "welch" }
+        ),
+    };
+    c.shift_log = Some(u.shift_log);
+    c.shift_pct = Some(100.0 * u.shift_log.exp_m1());
+    if let Some((lo, hi)) = u.ci_log {
+        c.ci_low_pct = Some(100.0 * lo.exp_m1());
+        c.ci_high_pct = Some(100.0 * hi.exp_m1());
+    }
+    c.p_value = u.p_value;
+    c.verdict = u.verdict;
+    c.runs_needed = None;
+    if u.verdict == Verdict::Inconclusive {
+        info.units_needed = match u.unit_sd {
+            Some(sd) => units_needed(sd, opts.compare.delta_pct, opts.compare.alpha)
+                .map(|k| k.max(ua.len().max(ub.len()) + 1)),
+            None => Some(3),
+        };
+    }
+    info.between = u.between;
+    info.df = u.df;
+    info.no_claim = u.no_claim;
+    c.diagnostics = Some(Diagnostics {
+        a: side_diagnostics(&va, &opts.compare, Scale::Log),
+        b: side_diagnostics(&vb, &opts.compare, Scale::Log),
+        verdict_without_outliers: None,
+        shift_pct_without_outliers: None,
+        shape: None,
+    });
+    c.summary_a = describe(&va);
+    c.summary_b = describe(&vb);
+    c.nested = Some(info);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(values: &[f64], boot: &str, session: &str, start: u32) -> Vec<Observation> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| Observation {
+                value,
+                boot: boot.into(),
+                session: session.into(),
+                order: start + i as u32,
+            })
+            .collect()
+    }
+
+    const RUNS: [f64; 6] = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00];
+
+    #[test]
+    fn the_design_is_the_highest_level_at_which_the_sides_differ() {
+        let a = obs(&RUNS, "b1", "s1", 0);
+        let other_boot = obs(&RUNS, "b2", "s2", 0);
+        let other_session = obs(&RUNS, "b1", "s2", 0);
+        let same_session = obs(&RUNS, "b1", "s1", 10);
+        assert_eq!(
+            choose_design(&a, &other_boot),
+            Design::Unpaired(Level::Boot)
+        );
+        assert_eq!(
+            choose_design(&a, &other_session),
+            Design::Unpaired(Level::Session)
+        );
+        assert_eq!(choose_design(&a, &same_session), Design::Interleaved);
+        let mut a2 = a.clone();
+        a2.extend(obs(&RUNS, "b2", "s3", 6));
+        let mut b2 = same_session.clone();
+        b2.extend(obs(&RUNS, "b2", "s4", 16));
+        assert_eq!(choose_design(&a2, &b2), Design::Paired(Level::Boot));
+    }
+
+    #[test]
+    fn one_session_a_side_without_calibration_makes_no_claim() {
+        let a = obs(&RUNS, "b1", "s1", 0);
+        let b: Vec<Observation> = obs(&RUNS.map(|v| v * 1.2), "b1", "s2", 0);
+        let c = compare_nested(&a, &b, &NestedOptions::default());
+        assert_eq!(c.verdict, Verdict::Inconclusive);
+        let info = c.nested.unwrap();
+        assert_eq!(info.no_claim, Some(NoClaim::NoBetweenUnitVariance));
+        assert_eq!(info.units_needed, Some(3));
+        assert!((c.shift_pct.unwrap() - 20.0).abs() < 0.5);
+    }
+
+    #[test]
+    fn a_calibration_lets_one_session_a_side_find_a_large_change() {
+        let a = obs(&RUNS, "b1", "s1", 0);
+        let b: Vec<Observation> = obs(&RUNS.map(|v| v * 1.2), "b1", "s2", 0);
+        let cal = NoiseComponents {
+            runs: 50,
+            sessions: 5,
+            boots: 1,
+            within_sd: Some(0.01),
+            session_sd: Some(0.01),
+            session_df: 4,
+            runs_per_session: 10.0,
+            session_within_var: 0.00001,
+            ..NoiseComponents::default()
+        };
+        let opts = NestedOptions {
+            calibration: Some(cal.clone()),
+            ..NestedOptions::default()
+        };
+        let c = compare_nested(&a, &b, &opts);
+        assert_eq!(c.verdict, Verdict::Regression, "{c:?}");
+        let between = c.nested.unwrap().between.unwrap();
+        assert_eq!(between.source, NoiseSource::Calibration);
+        // A 1 % change is inside that noise: not claimed.
+        let small: Vec<Observation> = obs(&RUNS.map(|v| v * 1.01), "b1", "s2", 0);
+        assert!(!compare_nested(&a, &small, &opts)
+            .verdict
+            .claims_difference());
+    }
+
+    #[test]
+    fn components_recover_a_session_effect() {
+        // Sessions offset by ±5 %, runs exactly equal within: the session SD is ~5 %.
+        let mut all = Vec::new();
+        for (i, offset) in [1.05, 0.95, 1.05, 0.95].iter().enumerate() {
+            let values: Vec<f64> = RUNS.iter().map(|_| *offset).collect();
+            all.extend(obs(&values, "b1", &format!("s{i}"), 10 * i as u32));
+        }
+        let c = noise_components(&all);
+        assert_eq!((c.sessions, c.boots, c.session_df), (4, 1, 3));
+        assert!((c.session_sd.unwrap() - 0.0577).abs() < 0.003);
+        let sd = c.between_session_sd.unwrap();
+        assert!((sd - 0.0577).abs() < 0.003, "{sd}");
+        assert!(c.within_sd.unwrap() < 1e-9);
+        assert_eq!(c.between_boot_sd, None);
+    }
+
+    #[test]
+    fn paired_boots_cancel_a_boot_offset() {
+        // Each boot shifts both sides alike by a large offset; B is 3 % slower in each.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (i, offset) in [1.0, 1.3, 0.8, 1.1].iter().enumerate() {
+            let boot = format!("b{i}");
+            let runs_a: Vec<f64> = RUNS.iter().map(|v| v * offset).collect();
+            let runs_b: Vec<f64> = runs_a.iter().map(|v| v * 1.03).collect();
+            a.extend(obs(&runs_a, &boot, &format!("sa{i}"), 10 * i as u32));
+            b.extend(obs(&runs_b, &boot, &format!("sb{i}"), 10 * i as u32));
+        }
+        let c = compare_nested(&a, &b, &NestedOptions::default());
+        assert_eq!(
+            c.nested.as_ref().unwrap().design,
+            Design::Paired(Level::Boot)
+        );
+        assert_eq!(c.verdict, Verdict::Regression, "{c:?}");
+    }
+
+    #[test]
+    fn satterthwaite_of_one_term_is_its_df() {
+        assert!((satterthwaite(&[(2.0, 7.0)]) - 7.0).abs() < 1e-12);
+        let two = satterthwaite(&[(1.0, 4.0), (1.0, 4.0)]);
+        assert!((two - 8.0).abs() < 1e-12);
+    }
+}
