@@ -1,5 +1,6 @@
 //! kbench's own export: every session of a label with its runs, as JSON (complete,
 //! re-importable) or CSV (one line per value, for spreadsheets).
+use crate::json::RawJson;
 use crate::record::mark_legacy_primary;
 use crate::store::{AbSide, SessionWithRuns, Store, StoreError, StoredRun};
 use crate::NewSession;
@@ -99,8 +100,9 @@ fn upgraded(mut export: Export) -> Export {
 /// down), a failure was variant `failed` with `{"error": ...}` as its record, pipe's
 /// signed loop count was a parameter, and no value was marked primary.
 fn upgrade_v1_run(run: &mut StoredRun) {
+    let mut record = run.record.take().and_then(|r| r.value());
     if run.workload == "ab" {
-        if let Some(Json::Object(mut outer)) = run.record.take() {
+        if let Some(Json::Object(mut outer)) = record.take() {
             match outer.get("side").and_then(Json::as_str) {
                 Some(side) => {
                     let variant = outer.get("variant").and_then(Json::as_str);
@@ -115,30 +117,31 @@ fn upgrade_v1_run(run: &mut StoredRun) {
                             variant.filter(|v| *v != "failed").map(Json::from).as_ref(),
                         ),
                     });
-                    run.record = outer.remove("record").filter(|r| !r.is_null());
+                    record = outer.remove("record").filter(|r| !r.is_null());
                 }
-                None => run.record = Some(Json::Object(outer)),
+                None => record = Some(Json::Object(outer)),
             }
         }
     }
     if run.variant == "failed" {
-        let error = run.record.as_ref().and_then(|r| r.get("error")?.as_str());
+        let error = record.as_ref().and_then(|r| r.get("error")?.as_str());
         run.error = Some(error.unwrap_or("failed").to_string());
-        run.record = None;
+        record = None;
         run.variant = if run.workload == "ab" { "ab" } else { "" }.into();
     }
     run.params.remove("signed_loops");
     if let Some(side) = run.ab_side.as_mut() {
         side.params.remove("signed_loops");
     }
-    if let Some(Json::Object(record)) = run.record.as_mut() {
-        let loops = record
+    if let Some(Json::Object(fields)) = record.as_mut() {
+        let loops = fields
             .get_mut("params")
             .and_then(|p| p.as_object_mut()?.remove("signed_loops"));
         if let Some(loops) = loops {
-            record.insert("perf_signed_loops".into(), loops);
+            fields.insert("perf_signed_loops".into(), loops);
         }
     }
+    run.record = record.and_then(|r| RawJson::from_value(&r));
     mark_legacy_primary(&run.workload, &mut run.values);
 }
 

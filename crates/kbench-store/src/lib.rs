@@ -1,12 +1,14 @@
 //! kbench's run database (SQLite) and the importers and exporters around it.
 pub mod export;
 pub mod import;
+pub mod json;
 pub mod record;
 pub mod schema;
 pub mod store;
 
+pub use json::RawJson;
 pub use record::legacy_primary;
 pub use store::{
-    default_path, AbSide, ImportSource, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
-    StoredRun, SummaryRow, Value,
+    default_path, AbSide, ImportSource, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns,
+    Store, StoreError, StoredRun, SummaryRow, Value,
 };

@@ -1,4 +1,5 @@
 //! From a workload's run record to the values kept for comparison.
+use crate::json::RawJson;
 use crate::store::{StoredRun, Value};
 use kbench_record::{MetricValue, RunRecord};
 
@@ -75,9 +76,9 @@ pub fn stored_run(
         end_unix_ns: Some(record.end_unix_ns),
         pinned_cpus,
         cpus_used: Some(cpus_used),
-        rusage: serde_json::to_value(record.rusage).ok(),
-        tasks: serde_json::to_value(&record.tasks).ok(),
-        record: serde_json::to_value(record).ok(),
+        rusage: RawJson::from_value(&record.rusage),
+        tasks: RawJson::from_value(&record.tasks),
+        record: RawJson::from_value(record),
         values: values_of(record),
         error: None,
         ab_side: None,

@@ -63,8 +63,21 @@ pub const MIGRATIONS: &[&str] = &[
     // 2: typed fields where strings carried meaning. Older rows are rewritten in place.
     r#"
     -- The primary metric of a run (one per run; older runs: see legacy_primary), and
-    -- the direction and role of summary rows.
-    ALTER TABLE run_values ADD COLUMN is_primary INTEGER NOT NULL DEFAULT 0;
+    -- the direction and role of summary rows. run_values is clustered by its key, so
+    -- the values of a label's runs are one walk of one b-tree.
+    CREATE TABLE run_values_v2 (
+        run_id           INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        metric           TEXT NOT NULL,
+        value            REAL NOT NULL,
+        unit             TEXT NOT NULL,
+        higher_is_better INTEGER NOT NULL DEFAULT 0,
+        is_primary       INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, metric)
+    ) WITHOUT ROWID;
+    INSERT INTO run_values_v2 (run_id, metric, value, unit, higher_is_better)
+        SELECT run_id, metric, value, unit, higher_is_better FROM run_values;
+    DROP TABLE run_values;
+    ALTER TABLE run_values_v2 RENAME TO run_values;
     ALTER TABLE summaries ADD COLUMN higher_is_better INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE summaries ADD COLUMN is_primary INTEGER NOT NULL DEFAULT 0;
 
@@ -126,6 +139,12 @@ pub const MIGRATIONS: &[&str] = &[
     UPDATE sessions SET source_file = source, source_format = ''
     WHERE source IS NOT NULL AND source_file IS NULL;
     ALTER TABLE sessions DROP COLUMN source;
+
+    -- A label's runs in session then run order straight from the indexes, no sort.
+    DROP INDEX sessions_by_label;
+    CREATE INDEX sessions_by_label ON sessions(label, started_unix_ns);
+    DROP INDEX runs_by_session;
+    CREATE INDEX runs_by_session ON runs(session_id, run_index);
     "#,
 ];
 

@@ -3,12 +3,13 @@
 //! WAL and a busy timeout let two kbench processes write one database; every run is
 //! its own transaction, so a crash loses at most the run in flight.
 use crate::import::Imported;
+use crate::json::RawJson;
 use crate::record::{legacy_primary, mark_legacy_primary};
 use crate::schema::{current_version, MIGRATIONS};
 use kbench_record::RunRecord;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -131,11 +132,14 @@ pub struct StoredRun {
     pub end_unix_ns: Option<u64>,
     pub pinned_cpus: Option<String>,
     pub cpus_used: Option<String>,
-    pub rusage: Option<serde_json::Value>,
-    pub tasks: Option<serde_json::Value>,
+    /// The getrusage figures, as JSON: a workload's [`kbench_record::RusageDelta`], or a
+    /// command's (`voluntary_csw`, `user_us`, `max_rss_kib`, ...).
+    pub rusage: Option<RawJson>,
+    /// Per task, the CPUs it ran on: JSON of [`kbench_record::TaskCpus`].
+    pub tasks: Option<RawJson>,
     /// The workload's own run record (a [`RunRecord`], see [`StoredRun::record`]), when
-    /// there is one; the same for a `kbench ab` run.
-    pub record: Option<serde_json::Value>,
+    /// there is one; the same for a `kbench ab` run. Kept as text until asked for.
+    pub record: Option<RawJson>,
     pub values: Vec<Value>,
     /// Why the run produced no record, when it failed (a timeout, a crash); such a run
     /// keeps its workload and, if known, its variant.
@@ -171,9 +175,10 @@ impl StoredRun {
         !self.warmup && self.error.is_none() && matches!(self.exit_status, Some(0) | None)
     }
 
-    /// The workload's run record, when one was stored and it reads as one.
+    /// The workload's run record, when one was stored and it reads as one (parsed on
+    /// each call).
     pub fn record(&self) -> Option<RunRecord> {
-        serde_json::from_value(self.record.clone()?).ok()
+        self.record.as_ref()?.parse()
     }
 }
 
@@ -589,68 +594,102 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Every run of `label` (warm-ups included, flagged), in session then run order.
+    /// Every run of `label` (warm-ups included, flagged), in session then run order,
+    /// each with its values in metric order. Two queries whatever the number of runs;
+    /// the JSON columns stay text until asked for ([`StoredRun::record`]).
     pub fn runs(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT r.id, r.session_id, s.label, s.boot_id, r.workload, r.params, r.variant,
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params, r.variant,
                     r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
                     r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side
              FROM runs r JOIN sessions s ON s.id = r.session_id
              WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id",
         )?;
+        // Runs of one workload share their parameters: parse each distinct text once.
+        let mut last_params: Option<(String, BTreeMap<String, serde_json::Value>)> = None;
         let mut rows: Vec<RunRow> = stmt
             .query_map(params![label], |r| {
-                let params_text: String = r.get(5)?;
+                let params_text = r.get_ref(4)?.as_str()?;
+                let params = match &last_params {
+                    Some((text, params)) if text == params_text => params.clone(),
+                    _ => {
+                        let params: BTreeMap<String, serde_json::Value> =
+                            serde_json::from_str(params_text).unwrap_or_default();
+                        last_params = Some((params_text.to_string(), params.clone()));
+                        params
+                    }
+                };
                 Ok(RunRow {
                     id: r.get(0)?,
                     session_id: r.get(1)?,
-                    label: r.get(2)?,
-                    boot_id: r.get(3)?,
+                    label: label.to_string(),
+                    boot_id: r.get(2)?,
                     run: StoredRun {
-                        workload: r.get(4)?,
-                        params: serde_json::from_str(&params_text).unwrap_or_default(),
-                        variant: r.get(6)?,
-                        run_index: r.get::<_, i64>(7)? as u32,
-                        warmup: r.get::<_, i64>(8)? != 0,
-                        exit_status: r.get(9)?,
-                        start_unix_ns: to_u64(r.get(10)?),
-                        end_unix_ns: to_u64(r.get(11)?),
-                        pinned_cpus: r.get(12)?,
-                        cpus_used: r.get(13)?,
-                        rusage: parse_json(r.get(14)?),
-                        tasks: parse_json(r.get(15)?),
-                        record: parse_json(r.get(16)?),
+                        workload: r.get(3)?,
+                        params,
+                        variant: r.get(5)?,
+                        run_index: r.get::<_, i64>(6)? as u32,
+                        warmup: r.get::<_, i64>(7)? != 0,
+                        exit_status: r.get(8)?,
+                        start_unix_ns: to_u64(r.get(9)?),
+                        end_unix_ns: to_u64(r.get(10)?),
+                        pinned_cpus: r.get(11)?,
+                        cpus_used: r.get(12)?,
+                        rusage: r.get::<_, Option<String>>(13)?.map(RawJson::from_stored),
+                        tasks: r.get::<_, Option<String>>(14)?.map(RawJson::from_stored),
+                        record: r.get::<_, Option<String>>(15)?.map(RawJson::from_stored),
                         values: Vec::new(),
-                        error: r.get(17)?,
+                        error: r.get(16)?,
                         ab_side: r
-                            .get::<_, Option<String>>(18)?
+                            .get::<_, Option<String>>(17)?
                             .and_then(|t| serde_json::from_str(&t).ok()),
                     },
                 })
             })?
             .collect::<Result<_, _>>()?;
-        self.attach_values(&mut rows)?;
+        self.attach_values(label, &mut rows)?;
         Ok(rows)
     }
 
-    fn attach_values(&self, rows: &mut [RunRow]) -> Result<(), StoreError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT metric, value, unit, higher_is_better, is_primary FROM run_values
-             WHERE run_id = ?1 ORDER BY metric",
+    /// The values of every run of `label`, in one query, onto `rows`.
+    fn attach_values(&self, label: &str, rows: &mut [RunRow]) -> Result<(), StoreError> {
+        let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        // No ORDER BY: SQLite walks run_values by its (run_id, metric) key, so the rows
+        // come grouped by run; the metric order is made sure of below.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary
+             FROM run_values v JOIN runs r ON r.id = v.run_id
+                  JOIN sessions s ON s.id = r.session_id
+             WHERE s.label = ?1",
         )?;
+        let mut values = stmt.query(params![label])?;
+        let mut current: Option<(i64, usize)> = None;
+        while let Some(r) = values.next()? {
+            let run_id: i64 = r.get(0)?;
+            let i = match current {
+                Some((id, i)) if id == run_id => i,
+                _ => match index.get(&run_id) {
+                    Some(&i) => {
+                        current = Some((run_id, i));
+                        i
+                    }
+                    None => continue,
+                },
+            };
+            rows[i].run.values.push(Value {
+                metric: r.get(1)?,
+                value: r.get(2)?,
+                unit: r.get(3)?,
+                higher_is_better: r.get::<_, i64>(4)? != 0,
+                primary: r.get::<_, i64>(5)? != 0,
+            });
+        }
         for row in rows {
-            row.run.values = stmt
-                .query_map(params![row.id], |r| {
-                    Ok(Value {
-                        metric: r.get(0)?,
-                        value: r.get(1)?,
-                        unit: r.get(2)?,
-                        higher_is_better: r.get::<_, i64>(3)? != 0,
-                        primary: r.get::<_, i64>(4)? != 0,
-                    })
-                })?
-                .collect::<Result<_, _>>()?;
-            mark_legacy_primary(&row.run.workload, &mut row.run.values);
+            let values = &mut row.run.values;
+            if !values.windows(2).all(|w| w[0].metric <= w[1].metric) {
+                values.sort_by(|a, b| a.metric.cmp(&b.metric));
+            }
+            mark_legacy_primary(&row.run.workload, values);
         }
         Ok(())
     }
@@ -799,9 +838,9 @@ fn insert_run_tx(
             run.end_unix_ns.map(to_i64),
             run.pinned_cpus,
             run.cpus_used,
-            json_text(&run.rusage),
-            json_text(&run.tasks),
-            json_text(&run.record),
+            run.rusage.as_ref().map(RawJson::as_str),
+            run.tasks.as_ref().map(RawJson::as_str),
+            run.record.as_ref().map(RawJson::as_str),
             run.error,
             run.ab_side.as_ref().and_then(|a| serde_json::to_string(a).ok()),
         ],

@@ -343,7 +343,7 @@ fn a_version_1_export_reads_upgraded() {
         panic!("three runs");
     };
     assert!(!pipe.params.contains_key("signed_loops"));
-    let record = pipe.record.as_ref().unwrap();
+    let record = pipe.record.as_ref().unwrap().value().unwrap();
     assert_eq!(record["perf_signed_loops"], 5);
     assert!(record["params"].get("signed_loops").is_none());
     assert!(pipe

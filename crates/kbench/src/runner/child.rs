@@ -1,7 +1,7 @@
 //! Every run in a fresh child process: a workload through `kbench bench --json`, or
 //! any command, timed as a whole with the child's own rusage (wait4).
 use super::spec::WorkloadSpec;
-use kbench_store::{StoredRun, Value};
+use kbench_store::{RawJson, StoredRun, Value};
 use kbench_workloads::measure::unix_now_ns;
 use kbench_workloads::RunRecord;
 use std::collections::BTreeMap;
@@ -263,7 +263,7 @@ pub fn stored_command_run(
         end_unix_ns: Some(run.end_unix_ns),
         pinned_cpus,
         cpus_used: None,
-        rusage: Some(serde_json::json!({
+        rusage: RawJson::from_value(&serde_json::json!({
             "voluntary_csw": run.voluntary_csw,
             "involuntary_csw": run.involuntary_csw,
             "user_us": run.user_us,
