@@ -210,9 +210,18 @@ pub struct NestedOptions {
 /// Groups observations into units of `level`, in order of first appearance by
 /// `order`; for boots, a unit's estimate is the mean of its sessions' means.
 pub fn unit_estimates(obs: &[Observation], level: Level) -> Vec<UnitEstimate> {
+    unit_estimates_with(obs, level, &f64::ln)
+}
+
+/// [`unit_estimates`] of `transform(value)` instead of the log value.
+fn unit_estimates_with(
+    obs: &[Observation],
+    level: Level,
+    transform: &dyn Fn(f64) -> f64,
+) -> Vec<UnitEstimate> {
     let mut ordered: Vec<&Observation> = obs.iter().collect();
     ordered.sort_by_key(|o| o.order);
-    let sessions = group_sessions(&ordered);
+    let sessions = group_sessions(&ordered, transform);
     if level != Level::Boot {
         return sessions;
     }
@@ -244,10 +253,10 @@ pub fn unit_estimates(obs: &[Observation], level: Level) -> Vec<UnitEstimate> {
         .collect()
 }
 
-fn group_sessions(ordered: &[&Observation]) -> Vec<UnitEstimate> {
+fn group_sessions(ordered: &[&Observation], transform: &dyn Fn(f64) -> f64) -> Vec<UnitEstimate> {
     let mut groups: Vec<(String, String, Vec<f64>)> = Vec::new();
     for o in ordered {
-        let value = o.value.ln();
+        let value = transform(o.value);
         match groups.iter_mut().find(|(s, _, _)| *s == o.session) {
             Some((_, _, v)) => v.push(value),
             None => groups.push((o.session.clone(), o.boot.clone(), vec![value])),
@@ -269,7 +278,7 @@ fn group_sessions(ordered: &[&Observation]) -> Vec<UnitEstimate> {
 pub fn noise_components(obs: &[Observation]) -> NoiseComponents {
     let mut ordered: Vec<&Observation> = obs.iter().filter(|o| o.value > 0.0).collect();
     ordered.sort_by_key(|o| o.order);
-    let sessions = group_sessions(&ordered);
+    let sessions = group_sessions(&ordered, &f64::ln);
     let runs = ordered.len();
     let mut out = components_from_units(&sessions);
     out.runs = runs;
@@ -390,6 +399,18 @@ pub fn compare_units(
     between: Option<BetweenUnit>,
     opts: &CompareOptions,
 ) -> Option<UnitComparison> {
+    compare_units_on(a, b, paired, between, opts, Scale::Log)
+}
+
+/// [`compare_units`] of estimates on `scale` (linear: values relative to a reference).
+fn compare_units_on(
+    a: &[UnitEstimate],
+    b: &[UnitEstimate],
+    paired: bool,
+    between: Option<BetweenUnit>,
+    opts: &CompareOptions,
+    scale: Scale,
+) -> Option<UnitComparison> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -413,14 +434,30 @@ pub fn compare_units(
         let k = diffs.len() as f64;
         let var = sample_variance(&diffs)?;
         let (d, se) = (mean(&diffs), (var / k).sqrt());
-        return Some(t_result(d, se, k - 1.0, None, (var / 2.0).sqrt(), opts));
+        return Some(t_result(
+            d,
+            se,
+            k - 1.0,
+            None,
+            (var / 2.0).sqrt(),
+            opts,
+            scale,
+        ));
     }
     if a.len() >= 2 && b.len() >= 2 {
         let (va, vb) = (sample_variance(&ea)?, sample_variance(&eb)?);
         let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
         let df = satterthwaite(&[(sa, a.len() as f64 - 1.0), (sb, b.len() as f64 - 1.0)]);
         let unit_sd = ((va + vb) / 2.0).sqrt();
-        return Some(t_result(shift, (sa + sb).sqrt(), df, None, unit_sd, opts));
+        return Some(t_result(
+            shift,
+            (sa + sb).sqrt(),
+            df,
+            None,
+            unit_sd,
+            opts,
+            scale,
+        ));
     }
     // A one-unit side: borrow the spread of a whole unit.
     let other_side = || -> Option<BetweenUnit> {
@@ -478,6 +515,7 @@ pub fn compare_units(
         Some(between),
         unit_sd,
         opts,
+        scale,
     ))
 }
 
@@ -509,8 +547,9 @@ fn t_result(
     between: Option<BetweenUnit>,
     unit_sd: f64,
     opts: &CompareOptions,
+    scale: Scale,
 ) -> UnitComparison {
-    let threshold = threshold_rel(Scale::Log, opts.delta_pct);
+    let threshold = threshold_rel(scale, opts.delta_pct);
     let (ci, p) = if se > 0.0 && df >= 1.0 {
         let half = t_quantile(1.0 - opts.alpha / 2.0, df) * se;
         let p = (2.0 * t_sf((shift / se).abs(), df)).min(1.0);
@@ -596,29 +635,51 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
         no_claim: None,
         units_needed: None,
     };
-    if design == Design::Interleaved || va.iter().chain(&vb).any(|v| v.is_nan() || *v <= 0.0) {
+    if design == Design::Interleaved {
         let mut c = compare(&va, &vb, &opts.compare);
-        if design != Design::Interleaved {
-            c.notes.push(format!(
-                "values <= 0: compared run by run, so the {} effect is not accounted for",
-                level.as_str()
-            ));
-        }
         c.nested = Some(info);
         return c;
     }
-    let (ua, ub) = (unit_estimates(a, level), unit_estimates(b, level));
+    // Values <= 0 (a count that is often 0) have no log: unit means of the values
+    // relative to |mean of A| instead, and no calibration (it is of log values).
+    let scale = if va.iter().chain(&vb).all(|v| *v > 0.0) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
+    let reference = mean(&va).abs();
+    let mut c = insufficient_comparison(&va, &vb, &opts.compare, scale, "none", None);
+    if scale == Scale::Linear && !(reference > 0.0 && reference.is_finite()) {
+        c.notes
+            .push("values <= 0 with a mean of 0 on the base side: no relative change".into());
+        c.nested = Some(info);
+        return c;
+    }
+    let transform = move |v: f64| match scale {
+        Scale::Log => v.ln(),
+        Scale::Linear => v / reference,
+    };
+    let (ua, ub) = (
+        unit_estimates_with(a, level, &transform),
+        unit_estimates_with(b, level, &transform),
+    );
     let paired = matches!(design, Design::Paired(_));
-    let between = opts
-        .calibration
-        .as_ref()
-        .and_then(|cal| calibrated_between(cal, level));
-    let mut c = insufficient_comparison(&va, &vb, &opts.compare, Scale::Log, "none", None);
-    let Some(u) = compare_units(&ua, &ub, paired, between, &opts.compare) else {
+    let between = match scale {
+        Scale::Log => opts
+            .calibration
+            .as_ref()
+            .and_then(|cal| calibrated_between(cal, level)),
+        Scale::Linear => None,
+    };
+    let Some(u) = compare_units_on(&ua, &ub, paired, between, &opts.compare, scale) else {
         c.notes
             .push(format!("too few {}s for an interval", level.as_str()));
         c.nested = Some(info);
         return c;
+    };
+    let to_pct = |x: f64| match scale {
+        Scale::Log => 100.0 * x.exp_m1(),
+        Scale::Linear => 100.0 * x,
     };
     let kind = if paired { "paired " } else { "" };
     c.method = match (&u.between, u.no_claim) {
@@ -638,11 +699,11 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
             if paired { "one-sample" } else { "welch" }
         ),
     };
-    c.shift_log = Some(u.shift_log);
-    c.shift_pct = Some(100.0 * u.shift_log.exp_m1());
+    c.shift_log = (scale == Scale::Log).then_some(u.shift_log);
+    c.shift_pct = Some(to_pct(u.shift_log));
     if let Some((lo, hi)) = u.ci_log {
-        c.ci_low_pct = Some(100.0 * lo.exp_m1());
-        c.ci_high_pct = Some(100.0 * hi.exp_m1());
+        c.ci_low_pct = Some(to_pct(lo));
+        c.ci_high_pct = Some(to_pct(hi));
     }
     c.p_value = u.p_value;
     c.verdict = u.verdict;
@@ -658,8 +719,8 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
     info.df = u.df;
     info.no_claim = u.no_claim;
     c.diagnostics = Some(Diagnostics {
-        a: side_diagnostics(&va, &opts.compare, Scale::Log),
-        b: side_diagnostics(&vb, &opts.compare, Scale::Log),
+        a: side_diagnostics(&va, &opts.compare, scale),
+        b: side_diagnostics(&vb, &opts.compare, scale),
         verdict_without_outliers: None,
         shift_pct_without_outliers: None,
         shape: None,

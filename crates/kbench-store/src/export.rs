@@ -41,6 +41,7 @@ pub fn export_label(store: &Store, label: &str) -> Result<Export, StoreError> {
                 seed: s.seed,
                 environment: s.environment.clone(),
                 source: s.source.clone(),
+                interleave_group: s.interleave_group.clone(),
             },
             ended_unix_ns: s.ended_unix_ns,
             runs: runs

@@ -9,6 +9,7 @@ pub mod store;
 pub use json::RawJson;
 pub use record::legacy_primary;
 pub use store::{
-    default_path, AbSide, ImportSource, LabelInfo, NewSession, RunRow, SessionRow, SessionWithRuns,
-    Store, StoreError, StoredRun, SummaryRow, Value,
+    default_path, AbSide, CalibrationComponent, CalibrationRow, ImportSource, LabelInfo,
+    NewCalibration, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError, StoredRun,
+    SummaryRow, Value,
 };

@@ -146,6 +146,32 @@ pub const MIGRATIONS: &[&str] = &[
     DROP INDEX runs_by_session;
     CREATE INDEX runs_by_session ON runs(session_id, run_index);
     "#,
+    // 3: interleave groups (`kbench ab`'s two sessions alternate runs, so they share a
+    // session effect) and calibrations of a machine's noise (`kbench calibrate`).
+    r#"
+    ALTER TABLE sessions ADD COLUMN interleave_group TEXT;
+
+    CREATE TABLE calibrations (
+        id              INTEGER PRIMARY KEY,
+        label           TEXT NOT NULL,          -- the label its sessions are stored under
+        created_unix_ns INTEGER NOT NULL,
+        kbench_version  TEXT NOT NULL,
+        fingerprint     TEXT NOT NULL,          -- JSON: host, CPU models, kernel, cmdline hash
+        sessions        INTEGER NOT NULL,
+        boots           INTEGER NOT NULL
+    );
+
+    CREATE TABLE calibration_components (
+        calibration_id  INTEGER NOT NULL REFERENCES calibrations(id) ON DELETE CASCADE,
+        workload        TEXT NOT NULL,
+        params          TEXT NOT NULL,          -- the comparison key's parameter words
+        variant         TEXT NOT NULL,
+        metric          TEXT NOT NULL,          -- a metric, or a latency series
+        pooled_quantile REAL,                   -- set for a pooled percentile of a series
+        components      TEXT NOT NULL           -- JSON: the noise components
+    );
+    CREATE INDEX calibration_components_by_id ON calibration_components(calibration_id);
+    "#,
 ];
 
 /// The schema version this kbench writes.

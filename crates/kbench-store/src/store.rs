@@ -54,6 +54,10 @@ pub struct NewSession {
     /// The file an `import` session was read from; `None` for sessions run here.
     #[serde(default, deserialize_with = "source_of_any_version")]
     pub source: Option<ImportSource>,
+    /// Sessions whose runs alternate (the two sides of one `kbench ab`) share a group:
+    /// for replication they are one session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_group: Option<String>,
 }
 
 /// Where an imported session came from.
@@ -205,6 +209,43 @@ pub struct RunRow {
     pub run: StoredRun,
 }
 
+/// A machine's noise, measured by A/A sessions, to be stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewCalibration {
+    pub label: String,
+    pub created_unix_ns: u64,
+    pub kbench_version: String,
+    /// Which machine (JSON, written and read by the analysis).
+    pub fingerprint: serde_json::Value,
+    pub sessions: u64,
+    pub boots: u64,
+    pub components: Vec<CalibrationComponent>,
+}
+
+/// The noise of one metric (or pooled percentile) of one comparison key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationComponent {
+    pub workload: String,
+    pub params: String,
+    pub variant: String,
+    pub metric: String,
+    pub pooled_quantile: Option<f64>,
+    /// JSON, written and read by the analysis.
+    pub components: serde_json::Value,
+}
+
+/// A stored calibration, without its components.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationRow {
+    pub id: i64,
+    pub label: String,
+    pub created_unix_ns: u64,
+    pub kbench_version: String,
+    pub fingerprint: serde_json::Value,
+    pub sessions: u64,
+    pub boots: u64,
+}
+
 /// A stored session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRow {
@@ -219,6 +260,8 @@ pub struct SessionRow {
     pub seed: Option<u64>,
     pub environment: Option<serde_json::Value>,
     pub source: Option<ImportSource>,
+    /// See [`NewSession::interleave_group`].
+    pub interleave_group: Option<String>,
     /// Its measured runs ([`StoredRun::is_measured`]).
     pub runs: u64,
 }
@@ -564,7 +607,8 @@ impl Store {
             "SELECT s.id, s.label, s.kind, s.boot_id, s.started_unix_ns, s.ended_unix_ns,
                     s.kbench_version, s.command_line, s.seed, s.environment,
                     s.source_file, s.source_format, s.source_hash,
-                    (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL})
+                    (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL}),
+                    s.interleave_group
              FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
         ))?;
         let rows = stmt.query_map(params![label], |r| {
@@ -589,6 +633,7 @@ impl Store {
                     content_hash: r.get(12).ok().flatten(),
                 }),
                 runs: r.get::<_, i64>(13)? as u64,
+                interleave_group: r.get(14)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -730,6 +775,82 @@ impl Store {
         Ok(rows)
     }
 
+    /// Stores a calibration and its components in one transaction.
+    pub fn insert_calibration(&mut self, c: &NewCalibration) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO calibrations (label, created_unix_ns, kbench_version, fingerprint,
+                                       sessions, boots)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                c.label,
+                to_i64(c.created_unix_ns),
+                c.kbench_version,
+                c.fingerprint.to_string(),
+                to_i64(c.sessions),
+                to_i64(c.boots)
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        for m in &c.components {
+            tx.execute(
+                "INSERT INTO calibration_components (calibration_id, workload, params, variant,
+                                                     metric, pooled_quantile, components)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    m.workload,
+                    m.params,
+                    m.variant,
+                    m.metric,
+                    m.pooled_quantile,
+                    m.components.to_string()
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Every calibration, oldest first.
+    pub fn calibrations(&self) -> Result<Vec<CalibrationRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, label, created_unix_ns, kbench_version, fingerprint, sessions, boots
+             FROM calibrations ORDER BY created_unix_ns, id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(CalibrationRow {
+                id: r.get(0)?,
+                label: r.get(1)?,
+                created_unix_ns: r.get::<_, i64>(2)? as u64,
+                kbench_version: r.get(3)?,
+                fingerprint: parse_json(r.get(4)?).unwrap_or_default(),
+                sessions: r.get::<_, i64>(5)? as u64,
+                boots: r.get::<_, i64>(6)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The components of calibration `id`.
+    pub fn calibration_components(&self, id: i64) -> Result<Vec<CalibrationComponent>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT workload, params, variant, metric, pooled_quantile, components
+             FROM calibration_components WHERE calibration_id = ?1",
+        )?;
+        let rows = stmt.query_map(params![id], |r| {
+            Ok(CalibrationComponent {
+                workload: r.get(0)?,
+                params: r.get(1)?,
+                variant: r.get(2)?,
+                metric: r.get(3)?,
+                pooled_quantile: r.get(4)?,
+                components: parse_json(r.get(5)?).unwrap_or_default(),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// `PRAGMA integrity_check`'s answer: "ok" for a sound database.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
         Ok(self
@@ -776,8 +897,8 @@ fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> 
     conn.execute(
         "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
                                command_line, seed, environment,
-                               source_file, source_format, source_hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               source_file, source_format, source_hash, interleave_group)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             s.label,
             s.kind,
@@ -790,6 +911,7 @@ fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> 
             s.source.as_ref().map(|s| &s.file),
             s.source.as_ref().map(|s| &s.format),
             s.source.as_ref().and_then(|s| s.content_hash.as_ref()),
+            s.interleave_group,
         ],
     )?;
     Ok(conn.last_insert_rowid())

@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 /// minimal initramfs boots lack half of /proc.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EnvSnapshot {
+    /// `/proc/sys/kernel/hostname`: with the CPU models, which machine this is (a
+    /// calibration of one machine's noise is never used for another).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
     /// `/proc/sys/kernel/osrelease` (`uname -r`).
     pub kernel_release: Option<String>,
     /// `/proc/sys/kernel/version` (`uname -v`: build number, preempt model, date).
@@ -145,6 +149,7 @@ impl EnvSnapshot {
             })
             .collect();
         EnvSnapshot {
+            hostname: root.read_value("/proc/sys/kernel/hostname"),
             kernel_release: root.read_value("/proc/sys/kernel/osrelease"),
             kernel_version: root.read_value("/proc/sys/kernel/version"),
             arch: topology.as_ref().map(|t| t.arch),

@@ -1,11 +1,18 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
-mod analysis;
 mod cmd;
 mod error;
 mod runner;
 mod session;
 
 use clap::{Parser, Subcommand};
+
+/// An analysis failure: a missing label or calibration is the user's input (exit 2).
+pub fn analysis_error(e: kbench_analysis::AnalysisError) -> anyhow::Error {
+    match e {
+        kbench_analysis::AnalysisError::Usage(message) => error::UsageError(message).into(),
+        kbench_analysis::AnalysisError::Store(e) => session::store_error(e),
+    }
+}
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -25,6 +32,8 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// The verdict: BASE against NEW, per workload and metric.
     Compare(cmd::compare::CompareArgs),
+    /// An A/A experiment on this machine: its noise floor, per metric, for compare.
+    Calibrate(cmd::calibrate::CalibrateArgs),
     /// A real workload command (a kernel build) timed as a whole, repeated.
     Exec(cmd::exec::ExecArgs),
     /// Two commands or workload specs, interleaved ABBA in this boot, then the verdict.
@@ -64,6 +73,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Compare(args) => cmd::compare::run(args),
+        Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Exec(args) => cmd::exec::run(args),
         Command::Ab(args) => cmd::ab::run(args),
         Command::List(args) => cmd::list::run(args),

@@ -62,6 +62,7 @@ pub fn new_session(label: &str, kind: &str, seed: Option<u64>) -> NewSession {
         seed,
         environment: serde_json::to_value(&snapshot).ok(),
         source: None,
+        interleave_group: None,
     }
 }
 

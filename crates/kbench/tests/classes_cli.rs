@@ -100,11 +100,25 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
         .iter()
         .find(|r| r.get("cpu_classes").is_none())
         .expect("pooled row");
-    let said = pooled["diagnostics"].to_string();
-    assert!(said.contains("different CPU classes"), "{said}");
-    assert!(said.contains("base: all runs on Cortex-A72"), "{said}");
-    assert!(said.contains("runs 3,7 on Cortex-A53 (CPUs 0-1)"), "{said}");
-    assert!(said.contains("modes are its CPU classes"), "{said}");
+    let diagnostics = pooled["diagnostics"].as_array().unwrap();
+    let mix = diagnostics
+        .iter()
+        .find(|d| d["kind"] == "class_mix")
+        .unwrap_or_else(|| panic!("no class_mix in {pooled}"));
+    assert_eq!(mix["base"].as_array().unwrap().len(), 1, "{mix}");
+    assert_eq!(mix["base"][0]["class"], "Cortex-A72");
+    let little = mix["new"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == "Cortex-A53")
+        .unwrap_or_else(|| panic!("{mix}"));
+    assert_eq!(little["runs"], serde_json::json!([3, 7]));
+    assert_eq!(little["cpus"], serde_json::json!([0, 1]));
+    assert!(
+        diagnostics.iter().any(|d| d["kind"] == "modes_are_classes"),
+        "{pooled}"
+    );
     // The per-class row compares like with like: big cores only, 6 runs against 8.
     let big = rows
         .iter()
@@ -119,6 +133,10 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
     let text = kbench(&db, &["compare", "base", "new"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("on Cortex-A72 only"), "{text}");
+    assert!(text.contains("different CPU classes"), "{text}");
+    assert!(text.contains("base: all runs on Cortex-A72"), "{text}");
+    assert!(text.contains("runs 3,7 on Cortex-A53 (CPUs 0-1)"), "{text}");
+    assert!(text.contains("modes are its CPU classes"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
 }
 

@@ -1,9 +1,9 @@
 //! One CSV line per row, RFC 4180 quoting, for spreadsheets and scripts.
-use super::{CompareFormat, CompareReport};
+use super::{design_text, diagnostic_text, metric_text, CompareFormat, CompareReport};
 
 pub struct CsvFormat;
 
-const HEADER: &str = "base,new,workload,metric,unit,params,variant,cpu_classes,n_a,n_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,verdict,runs_needed,diagnostics";
+const HEADER: &str = "base,new,workload,metric,role,unit,params,variant,cpu_classes,n_a,n_b,design,units_a,units_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,delta_pct,verdict,runs_needed,units_needed,diagnostics";
 
 fn field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
@@ -22,16 +22,25 @@ impl CompareFormat for CsvFormat {
         let mut out = format!("{HEADER}\n");
         for row in &r.rows {
             let fields = [
-                field(&r.base),
-                field(&r.new),
+                field(&r.base.label),
+                field(&r.new.label),
                 field(&row.workload),
-                field(&row.metric),
+                field(&metric_text(row)),
+                if row.is_primary() {
+                    "primary"
+                } else {
+                    "secondary"
+                }
+                .to_string(),
                 field(&row.unit),
                 field(&row.params),
                 field(&row.variant),
                 field(&row.cpu_classes),
                 row.n_a.to_string(),
                 row.n_b.to_string(),
+                field(&design_text(row)),
+                row.units_a.to_string(),
+                row.units_b.to_string(),
                 number(row.median_a),
                 number(row.median_b),
                 number(row.shift_pct),
@@ -39,9 +48,17 @@ impl CompareFormat for CsvFormat {
                 number(row.ci_high_pct),
                 number(row.p_value),
                 number(row.q_value),
-                field(&row.verdict),
+                row.delta_pct.to_string(),
+                row.verdict.as_str().to_string(),
                 number(row.runs_needed),
-                field(&row.diagnostics.join("; ")),
+                number(row.units_needed),
+                field(
+                    &row.diagnostics
+                        .iter()
+                        .map(|d| diagnostic_text(d, r))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
             ];
             out.push_str(&fields.join(","));
             out.push('\n');

@@ -1,5 +1,8 @@
 //! A Markdown table, for a pull request or a wiki page.
-use super::{figure, p_text, percent, CompareFormat, CompareReport};
+use super::{
+    delta_text, design_text, diagnostic_text, figure, metric_text, noise_text, not_compared_text,
+    note_text, p_text, percent, CompareFormat, CompareReport,
+};
 
 pub struct MarkdownFormat;
 
@@ -10,30 +13,37 @@ fn cell(text: &str) -> String {
 impl CompareFormat for MarkdownFormat {
     fn render(&self, r: &CompareReport) -> String {
         let mut out = format!(
-            "**{}** ({} runs) vs **{}** ({} runs), delta {}%\n\n",
-            cell(&r.base),
-            r.base_runs,
-            cell(&r.new),
-            r.new_runs,
-            r.delta_pct
+            "**{}** ({} runs, {} sessions, {} boots) vs **{}** ({} runs, {} sessions, {} boots), {}\n\n{}\n\n",
+            cell(&r.base.label),
+            r.base.runs,
+            r.base.sessions,
+            r.base.boots,
+            cell(&r.new.label),
+            r.new.runs,
+            r.new.sessions,
+            r.new.boots,
+            delta_text(r),
+            cell(&noise_text(r)),
         );
-        out.push_str("| workload | metric | params | n | median base | median new | change | 95% CI | p | verdict |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+        out.push_str("| workload | metric | params | n | units | median base | median new | change | 95% CI | p | verdict |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for row in &r.rows {
             out.push_str(&format!(
-                "| {}{} | {} ({}) | {} [{}] | {}/{} | {} | {} | {} | {} .. {} | {} | {} |\n",
+                "| {}{} | {}{} ({}) | {} [{}] | {}/{} | {} | {} | {} | {} | {} .. {} | {} | {} |\n",
                 cell(&row.workload),
                 if row.cpu_classes.is_empty() {
                     String::new()
                 } else {
                     format!(" on {}", cell(&row.cpu_classes))
                 },
-                cell(&row.metric),
+                cell(&metric_text(row)),
+                if row.is_primary() { "" } else { " (secondary)" },
                 cell(&row.unit),
                 cell(&row.params),
                 cell(&row.variant),
                 row.n_a,
                 row.n_b,
+                cell(&design_text(row)),
                 figure(row.median_a),
                 figure(row.median_b),
                 percent(row.shift_pct),
@@ -49,13 +59,24 @@ impl CompareFormat for MarkdownFormat {
                 r.rows
                     .iter()
                     .flat_map(|row| {
-                        row.diagnostics
-                            .iter()
-                            .map(move |d| format!("{} {}: {d}", row.workload, row.metric))
+                        row.diagnostics.iter().map(move |d| {
+                            format!(
+                                "{} {}: {}",
+                                row.workload,
+                                metric_text(row),
+                                diagnostic_text(d, r)
+                            )
+                        })
                     })
                     .collect::<Vec<_>>(),
             ),
-            ("Not compared", r.not_compared.clone()),
+            (
+                "Not compared",
+                r.not_compared
+                    .iter()
+                    .map(|n| not_compared_text(n, r))
+                    .collect(),
+            ),
             (
                 "Environment differences",
                 r.environment_differences
@@ -63,7 +84,7 @@ impl CompareFormat for MarkdownFormat {
                     .map(|d| format!("{}: `{}` → `{}`", d.key, d.base, d.new))
                     .collect(),
             ),
-            ("Notes", r.notes.clone()),
+            ("Notes", r.notes.iter().map(|n| note_text(n, r)).collect()),
         ];
         for (title, items) in lists {
             if !items.is_empty() {

@@ -7,66 +7,10 @@ mod text;
 pub use csv::CsvFormat;
 pub use json::JsonFormat;
 pub use markdown::MarkdownFormat;
-pub use text::TextFormat;
+pub use text::{wrap, TextFormat};
 
-use serde::{Deserialize, Serialize};
-
-/// Everything a comparison of two labels found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareReport {
-    pub base: String,
-    pub new: String,
-    pub delta_pct: f64,
-    pub base_runs: usize,
-    pub new_runs: usize,
-    pub base_boots: usize,
-    pub new_boots: usize,
-    pub rows: Vec<CompareRow>,
-    /// Records that exist on one side only, or with other parameters or variants:
-    /// never pooled, never compared, always said.
-    pub not_compared: Vec<String>,
-    pub environment_differences: Vec<EnvDifference>,
-    pub notes: Vec<String>,
-    /// The kbench commands that reproduce this comparison.
-    pub reproduce: Vec<String>,
-}
-
-/// One workload and metric, compared.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CompareRow {
-    pub workload: String,
-    pub metric: String,
-    pub unit: String,
-    /// The parameters shared by both sides, `name=value` separated by spaces.
-    pub params: String,
-    pub variant: String,
-    /// The CPU classes this row is restricted to, when rows were split by class.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub cpu_classes: String,
-    pub n_a: usize,
-    pub n_b: usize,
-    pub median_a: Option<f64>,
-    pub median_b: Option<f64>,
-    pub shift_pct: Option<f64>,
-    pub ci_low_pct: Option<f64>,
-    pub ci_high_pct: Option<f64>,
-    pub p_value: Option<f64>,
-    /// Benjamini-Hochberg adjusted p across the rows of this report.
-    pub q_value: Option<f64>,
-    pub verdict: String,
-    pub runs_needed: Option<usize>,
-    pub method: String,
-    pub summary_based: bool,
-    pub diagnostics: Vec<String>,
-}
-
-/// An environment key whose value differs between the sides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnvDifference {
-    pub key: String,
-    pub base: String,
-    pub new: String,
-}
+pub use kbench_analysis::model::*;
+use kbench_stats::{Design, Level, NoiseSource};
 
 /// One way of printing a comparison.
 pub trait CompareFormat {
@@ -115,4 +59,322 @@ pub fn p_text(value: Option<f64>) -> String {
         Some(p) if p < 0.001 => "<0.001".into(),
         Some(p) => format!("{p:.3}"),
     }
+}
+
+/// The metric as a reader names it: `wake_latency p99 pooled` for a pooled row.
+pub fn metric_text(row: &CompareRow) -> String {
+    match &row.kind {
+        RowKind::PooledPercentile { series, quantile } => {
+            let name = kbench_analysis::calibration::POOLED_QUANTILES
+                .iter()
+                .find(|(q, _)| q == quantile)
+                .map_or_else(|| format!("q{quantile}"), |(_, n)| n.to_string());
+            format!("{series} {name} pooled")
+        }
+        _ => row.metric.clone(),
+    }
+}
+
+/// A side's label.
+fn side_label(r: &CompareReport, side: SideName) -> &str {
+    r.label(side)
+}
+
+/// The unit word of a level, plural when `n != 1`.
+pub fn unit_word(level: Level, n: usize) -> String {
+    let word = level.as_str();
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// The design in a few words: "runs interleaved", "3 vs 3 sessions", "4 paired boots".
+pub fn design_text(row: &CompareRow) -> String {
+    match row.design {
+        None | Some(Design::Interleaved) => "runs interleaved in one session".into(),
+        Some(Design::Paired(level)) => {
+            format!("{} paired {}", row.units_b, unit_word(level, row.units_b))
+        }
+        Some(Design::Unpaired(level)) => format!(
+            "{} vs {} {}",
+            row.units_a,
+            row.units_b,
+            unit_word(level, row.units_b.max(row.units_a))
+        ),
+    }
+}
+
+/// `+1.29% [+0.50%, +2.10%]`.
+pub fn change_text(row: &CompareRow) -> String {
+    format!(
+        "{} [{}, {}]",
+        percent(row.shift_pct),
+        percent(row.ci_low_pct),
+        percent(row.ci_high_pct)
+    )
+}
+
+/// The verdict and what would settle it, in words.
+pub fn verdict_text(row: &CompareRow) -> String {
+    let mut out = row.verdict.as_str().to_uppercase();
+    if let Some(runs) = row.runs_needed {
+        out.push_str(&format!(": about {runs} runs per side would settle it"));
+    }
+    if let Some(units) = row.units_needed {
+        let level = row.level();
+        out.push_str(&format!(
+            ": about {units} {} per side would settle it",
+            unit_word(level, units)
+        ));
+    }
+    out
+}
+
+fn runs_list(runs: &[u32]) -> String {
+    format!(
+        "run{} {}",
+        if runs.len() == 1 { "" } else { "s" },
+        kbench_sys::format_cpulist(runs)
+    )
+}
+
+fn class_runs_text(label: &str, classes: &[ClassRuns]) -> String {
+    if classes.len() == 1 {
+        return format!("{label}: all runs on {}", classes[0].class);
+    }
+    let parts: Vec<String> = classes
+        .iter()
+        .map(|c| {
+            format!(
+                "{} on {} (CPUs {})",
+                runs_list(&c.runs),
+                c.class,
+                kbench_sys::format_cpulist(&c.cpus)
+            )
+        })
+        .collect();
+    format!("{label}: {}", parts.join(", "))
+}
+
+/// A diagnostic in words, naming the side by its label.
+pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
+    match d {
+        Diagnostic::Outliers { side, runs } => format!(
+            "{}: outlier run(s) {} flagged, kept",
+            side_label(r, *side),
+            runs.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        Diagnostic::WithoutOutliers { verdict, shift_pct } => format!(
+            "without the outliers the verdict would be {verdict} ({})",
+            percent(*shift_pct)
+        ),
+        Diagnostic::Bimodal { side } => {
+            format!("{}: bimodal (two populations of runs)", side_label(r, *side))
+        }
+        Diagnostic::Drift { side, pct_per_run } => format!(
+            "{}: drifts over run order ({pct_per_run:+.2}%/run)",
+            side_label(r, *side)
+        ),
+        Diagnostic::ShapeChanged => {
+            "the distribution's shape changed, not only its location (KS)".into()
+        }
+        Diagnostic::FailedRuns { side, count } => format!(
+            "{}: {count} failed run(s) excluded and not averaged in",
+            side_label(r, *side)
+        ),
+        Diagnostic::ClassMix { base, new } => format!(
+            "runs used different CPU classes, so this pooled row mixes them and the rows per class follow; {}; {}",
+            class_runs_text(&r.base.label, base),
+            class_runs_text(&r.new.label, new)
+        ),
+        Diagnostic::ModesAreClasses { side, medians } => format!(
+            "{}: bimodal, and its modes are its CPU classes ({}): not noise",
+            side_label(r, *side),
+            medians
+                .iter()
+                .map(|(class, m)| format!("{class} median {}", figure(Some(*m))))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Diagnostic::NotSignificantAfterBh {
+            rows,
+            q,
+            row_verdict,
+        } => format!(
+            "alone this row would say {row_verdict}; not significant after Benjamini-Hochberg across {rows} rows (q={q:.3})"
+        ),
+        Diagnostic::Pooled {
+            samples_a,
+            samples_b,
+            runs_a,
+            runs_b,
+        } => format!(
+            "pooled over {samples_a} and {samples_b} samples from {runs_a} and {runs_b} runs; the interval resamples runs, not samples"
+        ),
+        Diagnostic::NoReplication { level } => {
+            let word = level.as_str();
+            format!(
+                "one {word} a side: a {word} effect cannot be told from the change, so no claim; run 3 {word}s per side, or `kbench calibrate` once"
+            )
+        }
+        Diagnostic::BorrowedNoise {
+            level,
+            source,
+            unit_cv_pct,
+            df,
+        } => format!(
+            "one {} on a side: its {}-to-{} spread ({unit_cv_pct:.2}%, {df:.0} df) is {}",
+            level.as_str(),
+            level.as_str(),
+            level.as_str(),
+            match source {
+                NoiseSource::Calibration => "this machine's calibration".to_string(),
+                NoiseSource::OtherSide => "the other side's".to_string(),
+            }
+        ),
+        Diagnostic::DeltaRaised {
+            delta_pct,
+            level,
+            units,
+        } => format!(
+            "delta raised to {delta_pct:.2}%: the smallest change this machine resolves with {units} {} a side",
+            unit_word(*level, *units)
+        ),
+        Diagnostic::SummaryOnly => {
+            "summary-based (mean, standard error, n): no outlier, drift or shape diagnostics possible"
+                .into()
+        }
+        Diagnostic::Engine { text } => text.clone(),
+    }
+}
+
+/// A record not compared, in words.
+pub fn not_compared_text(n: &NotCompared, r: &CompareReport) -> String {
+    match n {
+        NotCompared::VariantsDiffer {
+            workload,
+            base,
+            new,
+        } => format!(
+            "{workload}: variants differ ({base} in {}, {new} in {}): never compared",
+            r.base.label, r.new.label
+        ),
+        NotCompared::ParamsDiffer {
+            workload,
+            differences,
+        } => format!(
+            "{workload}: parameters differ ({}): never pooled",
+            differences
+                .iter()
+                .map(|(k, a, b)| format!("{k} {a} in {}, {b} in {}", r.base.label, r.new.label))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        NotCompared::OnlyIn {
+            side,
+            workload,
+            variant,
+            params,
+        } => format!(
+            "{workload} [{variant}] {params}: only in {}",
+            side_label(r, *side)
+        ),
+    }
+}
+
+/// A note about a side, in words.
+pub fn note_text(n: &ReportNote, r: &CompareReport) -> String {
+    match n {
+        ReportNote::AllRunsFailed {
+            side,
+            attempted,
+            first_error,
+        } => format!(
+            "{}: every one of its {attempted} runs failed{}",
+            side_label(r, *side),
+            first_error
+                .as_ref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default()
+        ),
+        ReportNote::SessionsDiffer { side, keys } => format!(
+            "{}: its sessions differ among themselves in {}",
+            side_label(r, *side),
+            keys.join(", ")
+        ),
+        ReportNote::OneBoot { side } => format!(
+            "{}: one boot only; boot-to-boot variation is not sampled (run again after a reboot)",
+            side_label(r, *side)
+        ),
+        ReportNote::NothingToCompare => {
+            "nothing to compare: the labels share no workload with the same parameters".into()
+        }
+    }
+}
+
+/// The noise model of the header: which calibration, and its warnings.
+pub fn noise_text(r: &CompareReport) -> String {
+    let Some(c) = &r.calibration else {
+        return "noise: no calibration of this machine (kbench calibrate); one-session sides make no claim".into();
+    };
+    let date = civil_date(c.created_unix_ns);
+    let mut out = format!(
+        "noise: calibrated here {date}, {} session{}{}",
+        c.sessions,
+        if c.sessions == 1 { "" } else { "s" },
+        if c.boots > 1 {
+            format!(" in {} boots", c.boots)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(cv) = c.headline_between_session_cv_pct {
+        out.push_str(&format!(": between-session CV {cv:.1}%"));
+    }
+    for w in &c.warnings {
+        out.push_str(&match w {
+            CalibrationWarning::OtherKernel {
+                calibrated,
+                compared,
+            } => format!("; made on kernel {calibrated}, not {compared}"),
+            CalibrationWarning::Old {
+                age_days,
+                limit_days,
+            } => format!("; {age_days:.0} days old (over {limit_days:.0})"),
+            CalibrationWarning::OtherVersion { calibrated } => {
+                format!("; made by kbench {calibrated}")
+            }
+        });
+    }
+    out
+}
+
+/// The delta in words.
+pub fn delta_text(r: &CompareReport) -> String {
+    if r.delta.explicit {
+        format!("delta {}%", r.delta.pct)
+    } else {
+        format!(
+            "delta {}% or what this machine resolves, whichever is larger",
+            r.delta.pct
+        )
+    }
+}
+
+/// `2026-12-01` from nanoseconds since the epoch (UTC), by the civil-from-days
+/// algorithm (Hinnant).
+pub fn civil_date(unix_ns: u64) -> String {
+    let days = (unix_ns / 86_400_000_000_000) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
 }

@@ -1,5 +1,8 @@
 //! Plain text, at most 80 columns, to paste into an email.
-use super::{figure, p_text, percent, CompareFormat, CompareReport, CompareRow};
+use super::{
+    change_text, delta_text, design_text, diagnostic_text, figure, metric_text, noise_text,
+    not_compared_text, note_text, p_text, CompareFormat, CompareReport, CompareRow, RowKind,
+};
 
 pub struct TextFormat;
 
@@ -8,35 +11,72 @@ const WIDTH: usize = 80;
 impl CompareFormat for TextFormat {
     fn render(&self, r: &CompareReport) -> String {
         let mut out = String::new();
-        out.push_str(&wrap(
-            &format!(
-                "kbench compare: {} ({} runs, {} boot{}) -> {} ({} runs, {} boot{}), delta {}%",
-                r.base,
-                r.base_runs,
-                r.base_boots,
-                plural(r.base_boots),
-                r.new,
-                r.new_runs,
-                r.new_boots,
-                plural(r.new_boots),
-                r.delta_pct
-            ),
-            "",
-        ));
+        out.push_str(&wrap(&header(r), ""));
+        out.push_str(&wrap(&format!("  {}", noise_text(r)), "    "));
+        out.push_str(&wrap(&format!("  {}", tally_text(r)), "    "));
         out.push('\n');
         for row in &r.rows {
-            out.push_str(&row_text(row));
+            out.push_str(&row_text(row, r));
         }
-        section(&mut out, "Not compared:", &r.not_compared);
+        let not_compared: Vec<String> = r
+            .not_compared
+            .iter()
+            .map(|n| not_compared_text(n, r))
+            .collect();
+        section(&mut out, "Not compared:", &not_compared);
         let env: Vec<String> = r
             .environment_differences
             .iter()
             .map(|d| format!("{}: {} -> {}", d.key, d.base, d.new))
             .collect();
         section(&mut out, "Environment differences:", &env);
-        section(&mut out, "Notes:", &r.notes);
+        let notes: Vec<String> = r.notes.iter().map(|n| note_text(n, r)).collect();
+        section(&mut out, "Notes:", &notes);
         section(&mut out, "Reproduce:", &r.reproduce);
         out
+    }
+}
+
+fn side_text(s: &super::SideSummary) -> String {
+    format!(
+        "{} ({} runs, {} session{}, {} boot{})",
+        s.label,
+        s.runs,
+        s.sessions,
+        plural(s.sessions),
+        s.boots,
+        plural(s.boots)
+    )
+}
+
+fn header(r: &CompareReport) -> String {
+    format!(
+        "kbench compare: {} -> {}, {}",
+        side_text(&r.base),
+        side_text(&r.new),
+        delta_text(r)
+    )
+}
+
+/// "primary: 3 equivalent, 1 inconclusive, 1 regression".
+pub fn tally_text(r: &CompareReport) -> String {
+    let t = &r.tally;
+    let parts: Vec<String> = [
+        (t.regression, "regression"),
+        (t.improvement, "improvement"),
+        (t.changed, "changed"),
+        (t.equivalent, "equivalent"),
+        (t.inconclusive, "inconclusive"),
+        (t.insufficient, "insufficient"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, word)| format!("{n} {word}"))
+    .collect();
+    if parts.is_empty() {
+        "primary metrics: none compared".into()
+    } else {
+        format!("primary metrics: {}", parts.join(", "))
     }
 }
 
@@ -48,11 +88,16 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn row_text(row: &CompareRow) -> String {
+fn row_text(row: &CompareRow, r: &CompareReport) -> String {
     let mut out = String::new();
-    let mut head = format!("{} {}", row.workload, row.metric);
+    let mut head = format!(
+        "{} {}{}",
+        row.workload,
+        metric_text(row),
+        if row.is_primary() { "" } else { " (secondary)" }
+    );
     if !row.unit.is_empty() {
-        head.push_str(&format!(" ({})", row.unit));
+        head.push_str(&format!(" [{}]", row.unit));
     }
     out.push_str(&wrap(&head, ""));
     let mut context = format!("{} [{}]", row.params, row.variant);
@@ -61,32 +106,29 @@ fn row_text(row: &CompareRow) -> String {
     }
     out.push_str(&wrap(context.trim(), "  "));
     // Pooled percentile rows carry the percentile where other rows carry the median.
-    let figure_name = if row.metric.ends_with("_pooled") {
-        "value"
-    } else {
-        "median"
+    let figure_name = match row.kind {
+        RowKind::PooledPercentile { .. } => "value",
+        RowKind::Summary => "mean",
+        RowKind::PerRun => "median",
     };
-    out.push_str(&format!(
-        "  n {}/{}  {figure_name} {} -> {}  {} [{}, {}]\n",
-        row.n_a,
-        row.n_b,
-        figure(row.median_a),
-        figure(row.median_b),
-        percent(row.shift_pct),
-        percent(row.ci_low_pct),
-        percent(row.ci_high_pct),
+    out.push_str(&wrap(
+        &format!(
+            "  n {}/{} ({})  {figure_name} {} -> {}  {}",
+            row.n_a,
+            row.n_b,
+            design_text(row),
+            figure(row.median_a),
+            figure(row.median_b),
+            change_text(row),
+        ),
+        "    ",
     ));
-    let mut verdict = format!(
-        "  p {}  {}",
-        p_text(row.p_value),
-        row.verdict.to_uppercase()
-    );
-    if let Some(runs) = row.runs_needed {
-        verdict.push_str(&format!(": about {runs} runs per side would settle it"));
-    }
-    out.push_str(&wrap(&verdict, "    "));
+    out.push_str(&wrap(
+        &format!("  p {}  {}", p_text(row.p_value), super::verdict_text(row)),
+        "    ",
+    ));
     for d in &row.diagnostics {
-        out.push_str(&wrap(&format!("  - {d}"), "    "));
+        out.push_str(&wrap(&format!("  - {}", diagnostic_text(d, r)), "    "));
     }
     out.push('\n');
     out

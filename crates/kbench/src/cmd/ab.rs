@@ -1,6 +1,5 @@
 //! `kbench ab 'CMD_A' 'CMD_B'`: two commands or two workload specs, interleaved in
 //! ABBA blocks within one boot, each side under its own label, then the verdict.
-use crate::analysis::{self, ReportOptions};
 use crate::error::usage;
 use crate::runner::child::{run_command, run_workload, stored_command_run, stored_workload_run};
 use crate::runner::spec::WorkloadSpec;
@@ -26,9 +25,8 @@ pub struct AbArgs {
     /// Label of side B [default: ab-<time>-b].
     #[arg(long)]
     pub label_b: Option<String>,
-    /// The smallest change that matters, in percent.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    pub delta: f64,
+    #[command(flatten)]
+    pub verdict: crate::cmd::compare::VerdictArgs,
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
     pub format: String,
@@ -95,9 +93,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     if args.runs == 0 {
         return usage("--runs must be at least 1");
     }
-    if !(args.delta > 0.0 && args.delta < 100.0) {
-        return usage("--delta takes a percentage in (0, 100)");
-    }
+    let options = args.verdict.options()?;
     let stamp = session::unix_now_ns() / 1_000_000_000;
     let label_a = args
         .label_a
@@ -118,12 +114,18 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let mut store = args.db.open()?;
+    // The two sides alternate runs: one session effect falls on both.
+    let group = format!("ab-{}-{}", session::unix_now_ns(), std::process::id());
+    let session_of = |label: &str| kbench_store::NewSession {
+        interleave_group: Some(group.clone()),
+        ..session::new_session(label, "ab", None)
+    };
     let session_ids = [
         store
-            .begin_session(&session::new_session(&label_a, "ab", None))
+            .begin_session(&session_of(&label_a))
             .map_err(session::store_error)?,
         store
-            .begin_session(&session::new_session(&label_b, "ab", None))
+            .begin_session(&session_of(&label_b))
             .map_err(session::store_error)?,
     ];
     run_blocks(&mut store, &sides, session_ids, &args, cpus.as_deref())?;
@@ -132,21 +134,14 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             .end_session(id, session::unix_now_ns())
             .map_err(session::store_error)?;
     }
-    let report = analysis::compare_labels(
-        &store,
-        &label_a,
-        &label_b,
-        ReportOptions {
-            delta_pct: args.delta,
-            alpha: 0.05,
-        },
-    )?;
+    let report = kbench_analysis::compare_labels(&store, &label_a, &label_b, options)
+        .map_err(crate::analysis_error)?;
     if args.format == "text" {
         println!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
-    crate::cmd::compare::print_report(&report, &args.format);
+    crate::cmd::compare::print_report(&report, &args.format)?;
     // A side that produced nothing is a failed A/B, whatever was printed.
-    let failed_side = report.base_runs == 0 || report.new_runs == 0;
+    let failed_side = report.base.runs == 0 || report.new.runs == 0;
     Ok(i32::from(failed_side))
 }
 

@@ -86,7 +86,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     Ok(i32::from(any_failed))
 }
 
-fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
+pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     let texts: Vec<String> = if args.workloads.is_empty() {
         let suite = if args.quick { QUICK_SUITE } else { SUITE };
         suite.iter().map(|s| s.to_string()).collect()

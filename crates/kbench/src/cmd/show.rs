@@ -55,7 +55,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             *failed.entry(r.run.workload.clone()).or_default() += 1;
             continue;
         }
-        let params = crate::analysis::params_text(&r.run.params);
+        let params = kbench_analysis::group::params_text(&r.run.params);
         for v in &r.run.values {
             let key = (
                 r.run.workload.clone(),

@@ -1,0 +1,289 @@
+//! This machine's noise floor from A/A sessions (`kbench calibrate`): variance
+//! components per workload, parameters, variant and metric, stored with a fingerprint
+//! of the machine, and found again for a comparison made on the same machine.
+use crate::group::{self, RunKey};
+use kbench_stats::{components_from_units, noise_components, Level, NoiseComponents};
+use kbench_store::{CalibrationComponent, CalibrationRow, NewCalibration, SessionRow, Store};
+use serde::{Deserialize, Serialize};
+
+/// The label calibration sessions are stored under.
+pub const CALIBRATION_LABEL: &str = "kbench-calibration";
+
+/// The quantiles of latency series that pooled rows compare.
+pub const POOLED_QUANTILES: [(f64, &str); 4] =
+    [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")];
+
+/// A calibration older than this is still used, with a warning.
+pub const STALE_AFTER_DAYS: f64 = 30.0;
+
+/// What identifies the machine a calibration describes. Host name and CPU models must
+/// match for a calibration to be used; the kernel may differ (a comparison before and
+/// after a patch always spans two), which is said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub host: Option<String>,
+    pub cpu_models: Vec<String>,
+    pub kernel_release: Option<String>,
+    /// FNV-1a of the kernel command line, hex.
+    pub cmdline_hash: Option<String>,
+    pub kbench_version: String,
+}
+
+impl Fingerprint {
+    pub fn of(snapshot: &kbench_sys::EnvSnapshot, kbench_version: &str) -> Fingerprint {
+        Fingerprint {
+            host: snapshot.hostname.clone(),
+            cpu_models: snapshot.cpu_models.clone(),
+            kernel_release: snapshot.kernel_release.clone(),
+            cmdline_hash: snapshot.cmdline.as_deref().map(fnv1a_hex),
+            kbench_version: kbench_version.to_string(),
+        }
+    }
+
+    /// Whether a calibration with this fingerprint describes `machine`'s noise.
+    pub fn same_machine(&self, machine: &Fingerprint) -> bool {
+        let hosts_agree = match (&self.host, &machine.host) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        hosts_agree && self.cpu_models == machine.cpu_models
+    }
+
+    /// Whether kernel release and command line agree.
+    pub fn same_kernel(&self, machine: &Fingerprint) -> bool {
+        self.kernel_release == machine.kernel_release && self.cmdline_hash == machine.cmdline_hash
+    }
+
+    pub fn kernel_text(&self) -> String {
+        self.kernel_release
+            .clone()
+            .unwrap_or_else(|| "unknown".into())
+    }
+}
+
+fn fnv1a_hex(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// What a calibration component describes: a per-run metric, or a pooled percentile.
+#[derive(Debug, Clone, PartialEq, PartialOrd)]
+pub struct ComponentKey {
+    pub run: RunKey,
+    pub metric: String,
+    pub pooled_quantile: Option<f64>,
+}
+
+/// A stored calibration, read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    pub row: CalibrationRow,
+    pub fingerprint: Fingerprint,
+    pub components: Vec<(ComponentKey, NoiseComponents)>,
+}
+
+impl Calibration {
+    pub fn find(&self, key: &ComponentKey) -> Option<&NoiseComponents> {
+        self.components
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, c)| c)
+    }
+}
+
+/// The fingerprint of the machine a set of sessions ran on (the newest snapshot).
+pub fn fingerprint_of(sessions: &[SessionRow]) -> Option<Fingerprint> {
+    sessions.iter().rev().find_map(|s| {
+        let snapshot = crate::snapshot(s)?;
+        Some(Fingerprint::of(&snapshot, &s.kbench_version))
+    })
+}
+
+/// Computes the components of every metric from the calibration sessions of `label`
+/// that ran on the machine of its newest session: within-session, between-session
+/// and (from two boots on) between-boot, for per-run metrics and pooled percentiles.
+pub fn compute(
+    store: &Store,
+    label: &str,
+    seed: u64,
+) -> Result<NewCalibration, crate::AnalysisError> {
+    let sessions = store.sessions(label)?;
+    let Some(machine) = fingerprint_of(&sessions) else {
+        return Err(crate::AnalysisError::Usage(format!(
+            "no calibration sessions with an environment under '{label}'"
+        )));
+    };
+    let mine: Vec<SessionRow> = sessions
+        .into_iter()
+        .filter(|s| {
+            fingerprint_of(std::slice::from_ref(s)).is_some_and(|f| f.same_machine(&machine))
+        })
+        .collect();
+    let ids: Vec<i64> = mine.iter().map(|s| s.id).collect();
+    let runs: Vec<_> = store
+        .runs(label)?
+        .into_iter()
+        .filter(|r| ids.contains(&r.session_id))
+        .collect();
+    let mut components = Vec::new();
+    for (key, side) in group::group(&runs, &mine) {
+        if side.observations.iter().any(|o| o.value <= 0.0) {
+            continue;
+        }
+        components.push(component(
+            &key.run,
+            &key.metric,
+            None,
+            &noise_components(&side.observations),
+        ));
+    }
+    for (run_key, series) in group::series_runs(&runs, &mine) {
+        for (name, histograms) in series {
+            for (q, _) in POOLED_QUANTILES {
+                let units = kbench_stats::pooled::session_estimates(&histograms, q, 200, seed);
+                if units.len() < 2 {
+                    continue;
+                }
+                components.push(component(
+                    &run_key,
+                    &name,
+                    Some(q),
+                    &components_from_units(&units),
+                ));
+            }
+        }
+    }
+    let boots: std::collections::BTreeSet<_> =
+        mine.iter().filter_map(|s| s.boot_id.clone()).collect();
+    Ok(NewCalibration {
+        label: label.to_string(),
+        created_unix_ns: mine
+            .iter()
+            .filter_map(|s| s.ended_unix_ns)
+            .max()
+            .unwrap_or(0),
+        kbench_version: machine.kbench_version.clone(),
+        fingerprint: serde_json::to_value(&machine).unwrap_or_default(),
+        sessions: mine.len() as u64,
+        boots: boots.len() as u64,
+        components,
+    })
+}
+
+fn component(
+    run: &RunKey,
+    metric: &str,
+    pooled_quantile: Option<f64>,
+    c: &NoiseComponents,
+) -> CalibrationComponent {
+    CalibrationComponent {
+        workload: run.workload.clone(),
+        params: run.params.clone(),
+        variant: run.variant.clone(),
+        metric: metric.to_string(),
+        pooled_quantile,
+        components: serde_json::to_value(c).unwrap_or_default(),
+    }
+}
+
+/// The newest calibration made on `machine`, if any.
+pub fn matching(
+    store: &Store,
+    machine: &Fingerprint,
+) -> Result<Option<Calibration>, crate::AnalysisError> {
+    for row in store.calibrations()?.into_iter().rev() {
+        let Ok(fingerprint) = serde_json::from_value::<Fingerprint>(row.fingerprint.clone()) else {
+            continue;
+        };
+        if !fingerprint.same_machine(machine) {
+            continue;
+        }
+        let components = store
+            .calibration_components(row.id)?
+            .into_iter()
+            .filter_map(|c| {
+                let noise = serde_json::from_value::<NoiseComponents>(c.components).ok()?;
+                let key = ComponentKey {
+                    run: RunKey {
+                        workload: c.workload,
+                        params: c.params,
+                        variant: c.variant,
+                    },
+                    metric: c.metric,
+                    pooled_quantile: c.pooled_quantile,
+                };
+                Some((key, noise))
+            })
+            .collect();
+        return Ok(Some(Calibration {
+            row,
+            fingerprint,
+            components,
+        }));
+    }
+    Ok(None)
+}
+
+/// One line of `kbench calibrate --show`: what a metric's noise lets this machine
+/// resolve with 1, 3 and 10 units a side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resolvable {
+    pub workload: String,
+    pub params: String,
+    pub variant: String,
+    pub metric: String,
+    pub pooled_quantile: Option<f64>,
+    pub level: Level,
+    pub within_cv_pct: Option<f64>,
+    pub between_session_cv_pct: Option<f64>,
+    pub between_boot_cv_pct: Option<f64>,
+    /// The smallest resolvable change, percent, with 1, 3 and 10 units a side.
+    pub resolvable_pct: [Option<f64>; 3],
+}
+
+/// The resolvable change of every component, at the boot level when the calibration
+/// spans two boots or more, else at the session level.
+pub fn resolvable(cal: &Calibration, alpha: f64) -> Vec<Resolvable> {
+    let cv = |sd: Option<f64>| sd.map(|s| 100.0 * s.exp_m1());
+    let level = if cal.row.boots >= 2 {
+        Level::Boot
+    } else {
+        Level::Session
+    };
+    let mut out: Vec<Resolvable> = cal
+        .components
+        .iter()
+        .map(|(k, c)| Resolvable {
+            workload: k.run.workload.clone(),
+            params: k.run.params.clone(),
+            variant: k.run.variant.clone(),
+            metric: k.metric.clone(),
+            pooled_quantile: k.pooled_quantile,
+            level,
+            within_cv_pct: cv(c.within_sd),
+            between_session_cv_pct: cv(c.between_session_sd),
+            between_boot_cv_pct: cv(c.between_boot_sd),
+            resolvable_pct: [1, 3, 10]
+                .map(|units| kbench_stats::resolvable_change_pct(c, level, units, alpha)),
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (
+            &a.workload,
+            &a.params,
+            &a.metric,
+            a.pooled_quantile.map(|q| (q * 1e6) as u64),
+        )
+            .cmp(&(
+                &b.workload,
+                &b.params,
+                &b.metric,
+                b.pooled_quantile.map(|q| (q * 1e6) as u64),
+            ))
+    });
+    out
+}

@@ -1,0 +1,832 @@
+//! From stored runs of two labels to a [`CompareReport`]: group, never pool what
+//! differs, compare at the level of replication the runs have, and say everything
+//! else.
+use crate::calibration::{self, Calibration, ComponentKey, Fingerprint, POOLED_QUANTILES};
+use crate::group::{self, Key, RunKey, Side};
+use crate::model::*;
+use crate::AnalysisError;
+use kbench_record::Role;
+use kbench_stats::{
+    CompareOptions, Comparison, Design, Level, NestedOptions, NoClaim, PooledOptions, SummaryStats,
+    Verdict,
+};
+use kbench_store::{RunRow, SessionRow, Store, SummaryRow};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Options of a comparison report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReportOptions {
+    /// `--delta`: when `None`, each row's delta is the larger of 1 % and what this
+    /// machine resolves with the row's units (from a calibration).
+    pub delta_pct: Option<f64>,
+    pub alpha: f64,
+    /// Seed of the pooled-percentile bootstraps.
+    pub seed: u64,
+    /// Use a matching calibration of this machine.
+    pub use_calibration: bool,
+    /// The time the report is made, for the calibration's age.
+    pub now_unix_ns: u64,
+}
+
+/// The default floor of delta, percent.
+pub const DEFAULT_DELTA_PCT: f64 = 1.0;
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            delta_pct: None,
+            alpha: 0.05,
+            seed: 20_261_201,
+            use_calibration: true,
+            now_unix_ns: 0,
+        }
+    }
+}
+
+struct Loaded {
+    runs: Vec<RunRow>,
+    sessions: Vec<SessionRow>,
+    summaries: Vec<SummaryRow>,
+}
+
+fn load(store: &Store, label: &str) -> Result<Loaded, AnalysisError> {
+    Ok(Loaded {
+        runs: store.runs(label)?,
+        sessions: store.sessions(label)?,
+        summaries: store.summaries(label)?,
+    })
+}
+
+fn side_summary(label: &str, loaded: &Loaded) -> SideSummary {
+    let sessions: BTreeSet<String> = loaded
+        .sessions
+        .iter()
+        .map(|s| {
+            s.interleave_group
+                .clone()
+                .unwrap_or_else(|| s.id.to_string())
+        })
+        .collect();
+    SideSummary {
+        label: label.to_string(),
+        runs: loaded.runs.iter().filter(|r| r.is_measured()).count(),
+        sessions: sessions.len(),
+        boots: boots(&loaded.sessions),
+    }
+}
+
+/// Everything a row needs to know beyond its two sides.
+struct Context<'a> {
+    opts: ReportOptions,
+    calibration: Option<&'a Calibration>,
+}
+
+impl Context<'_> {
+    fn compare_options(&self, higher_is_better: bool, delta_pct: f64) -> CompareOptions {
+        CompareOptions {
+            delta_pct,
+            alpha: self.opts.alpha,
+            higher_is_better,
+        }
+    }
+
+    fn noise(&self, key: &ComponentKey) -> Option<kbench_stats::NoiseComponents> {
+        self.calibration?.find(key).cloned()
+    }
+
+    /// The row's delta: `--delta`, or the larger of 1 % and what the calibration lets
+    /// this machine resolve with `units` of `level` a side.
+    fn delta_for(
+        &self,
+        noise: Option<&kbench_stats::NoiseComponents>,
+        design: Design,
+        units: usize,
+    ) -> (f64, Option<Diagnostic>) {
+        if let Some(d) = self.opts.delta_pct {
+            return (d, None);
+        }
+        let level = design.level();
+        let resolvable = noise.and_then(|n| {
+            if level == Level::Run {
+                return None;
+            }
+            kbench_stats::resolvable_change_pct(n, level, units, self.opts.alpha)
+        });
+        match resolvable {
+            Some(r) if r > DEFAULT_DELTA_PCT => (
+                r,
+                Some(Diagnostic::DeltaRaised {
+                    delta_pct: r,
+                    level,
+                    units,
+                }),
+            ),
+            _ => (DEFAULT_DELTA_PCT, None),
+        }
+    }
+}
+
+/// Compares `new` against `base`.
+pub fn compare_labels(
+    store: &Store,
+    base: &str,
+    new: &str,
+    opts: ReportOptions,
+) -> Result<CompareReport, AnalysisError> {
+    if base == new {
+        return Err(AnalysisError::Usage(format!(
+            "BASE and NEW are both '{base}': name two labels"
+        )));
+    }
+    for label in [base, new] {
+        if !store.has_label(label)? {
+            return Err(AnalysisError::Usage(format!(
+                "no runs labelled '{label}' in {}",
+                store.path().display()
+            )));
+        }
+    }
+    let (a, b) = (load(store, base)?, load(store, new)?);
+    let machine = calibration::fingerprint_of(&b.sessions)
+        .or_else(|| calibration::fingerprint_of(&a.sessions));
+    let calibration = match (&machine, opts.use_calibration) {
+        (Some(m), true) => calibration::matching(store, m)?,
+        _ => None,
+    };
+    let ctx = Context {
+        opts,
+        calibration: calibration.as_ref(),
+    };
+    let (groups_a, groups_b) = (
+        group::group(&a.runs, &a.sessions),
+        group::group(&b.runs, &b.sessions),
+    );
+    let mut rows = Vec::new();
+    for (key, side_a) in &groups_a {
+        let Some(side_b) = groups_b.get(key) else {
+            continue;
+        };
+        let mut pooled = per_run_row(key, side_a, side_b, &ctx, "");
+        failed_runs(&mut pooled, &key.run, &a, &b);
+        let split = split_by_class(key, side_a, side_b, &ctx);
+        if !split.is_empty() {
+            pooled.diagnostics.insert(0, class_mix(side_a, side_b));
+        }
+        pooled
+            .diagnostics
+            .extend(modes_as_classes(side_a, SideName::Base));
+        pooled
+            .diagnostics
+            .extend(modes_as_classes(side_b, SideName::New));
+        rows.push(pooled);
+        rows.extend(split);
+    }
+    rows.extend(compare_summaries(&a.summaries, &b.summaries, &ctx));
+    rows.extend(pooled_percentile_rows(&a, &b, &ctx));
+    // The headline figure first, then its mechanism rows.
+    rows.sort_by_key(|r| {
+        (
+            r.workload.clone(),
+            r.params.clone(),
+            !r.is_primary(),
+            matches!(r.kind, RowKind::PooledPercentile { .. }),
+            r.metric.clone(),
+        )
+    });
+    adjust_for_multiple_rows(&mut rows, opts.alpha);
+    let mut tally = Tally::default();
+    for row in rows
+        .iter()
+        .filter(|r| r.is_primary() && r.cpu_classes.is_empty())
+    {
+        tally.add(row.verdict);
+    }
+    let not_compared = unmatched(&groups_a, &groups_b)
+        .into_iter()
+        .chain(unmatched_summaries(&a.summaries, &b.summaries))
+        .collect();
+    let mut notes = side_notes(SideName::Base, &a);
+    notes.extend(side_notes(SideName::New, &b));
+    if rows.is_empty() {
+        notes.push(ReportNote::NothingToCompare);
+    }
+    let calibration_used = calibration
+        .as_ref()
+        .map(|c| calibration_used(c, machine.as_ref(), &rows, &ctx));
+    Ok(CompareReport {
+        base: side_summary(base, &a),
+        new: side_summary(new, &b),
+        delta: DeltaChoice {
+            pct: opts.delta_pct.unwrap_or(DEFAULT_DELTA_PCT),
+            explicit: opts.delta_pct.is_some(),
+        },
+        calibration: calibration_used,
+        tally,
+        rows,
+        not_compared,
+        environment_differences: environment_differences(&a.sessions, &b.sessions),
+        notes,
+        reproduce: reproduce(base, new, &a.sessions, &b.sessions, opts.delta_pct),
+        seed: opts.seed,
+    })
+}
+
+fn calibration_used(
+    c: &Calibration,
+    machine: Option<&Fingerprint>,
+    rows: &[CompareRow],
+    ctx: &Context,
+) -> CalibrationUsed {
+    let mut warnings = Vec::new();
+    if let Some(m) = machine {
+        if !c.fingerprint.same_kernel(m) {
+            warnings.push(CalibrationWarning::OtherKernel {
+                calibrated: c.fingerprint.kernel_text(),
+                compared: m.kernel_text(),
+            });
+        }
+        if c.fingerprint.kbench_version != m.kbench_version {
+            warnings.push(CalibrationWarning::OtherVersion {
+                calibrated: c.fingerprint.kbench_version.clone(),
+            });
+        }
+    }
+    let age_days = ctx.opts.now_unix_ns.saturating_sub(c.row.created_unix_ns) as f64 / 86_400e9;
+    if ctx.opts.now_unix_ns > 0 && age_days > calibration::STALE_AFTER_DAYS {
+        warnings.push(CalibrationWarning::Old {
+            age_days,
+            limit_days: calibration::STALE_AFTER_DAYS,
+        });
+    }
+    let headline = rows.iter().filter(|r| r.is_primary()).find_map(|r| {
+        let key = ComponentKey {
+            run: RunKey {
+                workload: r.workload.clone(),
+                params: r.params.clone(),
+                variant: r.variant.clone(),
+            },
+            metric: r.metric.clone(),
+            pooled_quantile: None,
+        };
+        let sd = c.find(&key)?.between_session_sd?;
+        Some(100.0 * sd.exp_m1())
+    });
+    CalibrationUsed {
+        id: c.row.id,
+        created_unix_ns: c.row.created_unix_ns,
+        sessions: c.row.sessions as usize,
+        boots: c.row.boots as usize,
+        kernel_release: c.fingerprint.kernel_release.clone(),
+        headline_between_session_cv_pct: headline,
+        warnings,
+    }
+}
+
+fn boots(sessions: &[SessionRow]) -> usize {
+    sessions
+        .iter()
+        .filter_map(|s| s.boot_id.as_deref())
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+/// A per-run metric of one key, both sides, at the replication level the runs have.
+fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: &str) -> CompareRow {
+    let noise = ctx.noise(&ComponentKey {
+        run: key.run.clone(),
+        metric: key.metric.clone(),
+        pooled_quantile: None,
+    });
+    let design = kbench_stats::choose_design(&a.observations, &b.observations);
+    let units = |side: &Side| -> usize {
+        let level = design.level();
+        if level == Level::Run {
+            return side.observations.len();
+        }
+        kbench_stats::nested::unit_estimates(&side.observations, level).len()
+    };
+    let (delta_pct, raised) = ctx.delta_for(noise.as_ref(), design, units(a).min(units(b)));
+    let options = NestedOptions {
+        compare: ctx.compare_options(a.higher_is_better, delta_pct),
+        calibration: noise,
+    };
+    let c = kbench_stats::compare_nested(&a.observations, &b.observations, &options);
+    let mut r = row_from(
+        &key.run,
+        &key.metric,
+        &a.unit,
+        &c,
+        if a.primary {
+            Role::Primary
+        } else {
+            Role::Secondary
+        },
+    );
+    r.cpu_classes = classes.to_string();
+    r.diagnostics.extend(raised);
+    r
+}
+
+/// A row from a comparison: numbers, verdict, and the diagnostics as data.
+fn row_from(run: &RunKey, metric: &str, unit: &str, c: &Comparison, role: Role) -> CompareRow {
+    let nested = c.nested.as_ref();
+    let mut row = CompareRow {
+        workload: run.workload.clone(),
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+        params: run.params.clone(),
+        variant: run.variant.clone(),
+        cpu_classes: String::new(),
+        kind: RowKind::PerRun,
+        role,
+        higher_is_better: c.higher_is_better,
+        n_a: c.n_a,
+        n_b: c.n_b,
+        design: nested.map(|n| n.design),
+        units_a: nested.map_or(c.n_a, |n| {
+            if n.units_a.is_empty() {
+                c.n_a
+            } else {
+                n.units_a.len()
+            }
+        }),
+        units_b: nested.map_or(c.n_b, |n| {
+            if n.units_b.is_empty() {
+                c.n_b
+            } else {
+                n.units_b.len()
+            }
+        }),
+        median_a: c.median_a,
+        median_b: c.median_b,
+        shift_pct: c.shift_pct,
+        ci_low_pct: c.ci_low_pct,
+        ci_high_pct: c.ci_high_pct,
+        p_value: c.p_value,
+        q_value: None,
+        delta_pct: c.delta_pct,
+        verdict: c.verdict,
+        runs_needed: c.runs_needed,
+        units_needed: nested.and_then(|n| n.units_needed),
+        method: c.method.clone(),
+        diagnostics: comparison_diagnostics(c),
+    };
+    if row.design == Some(Design::Interleaved) || row.design.is_none() {
+        row.units_needed = None;
+    } else {
+        row.runs_needed = None;
+    }
+    row
+}
+
+/// What the engine found, as data.
+fn comparison_diagnostics(c: &Comparison) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(n) = &c.nested {
+        if n.no_claim == Some(NoClaim::NoBetweenUnitVariance) {
+            out.push(Diagnostic::NoReplication {
+                level: n.design.level(),
+            });
+        }
+        if let Some(b) = &n.between {
+            out.push(Diagnostic::BorrowedNoise {
+                level: n.design.level(),
+                source: b.source,
+                unit_cv_pct: 100.0 * b.unit_sd.exp_m1(),
+                df: b.df,
+            });
+        }
+    }
+    if let Some(d) = &c.diagnostics {
+        for (side, diag) in [(SideName::Base, &d.a), (SideName::New, &d.b)] {
+            if !diag.outliers.is_empty() {
+                out.push(Diagnostic::Outliers {
+                    side,
+                    runs: diag.outliers.iter().map(|i| i + 1).collect(),
+                });
+            }
+            if diag.bimodality.bimodal {
+                out.push(Diagnostic::Bimodal { side });
+            }
+            if diag.drifting {
+                out.push(Diagnostic::Drift {
+                    side,
+                    pct_per_run: diag.drift_pct_per_run.unwrap_or(0.0),
+                });
+            }
+        }
+        if let Some(v) = d.verdict_without_outliers {
+            out.push(Diagnostic::WithoutOutliers {
+                verdict: v,
+                shift_pct: d.shift_pct_without_outliers,
+            });
+        }
+        if d.shape.as_ref().is_some_and(|s| s.shape_changed) {
+            out.push(Diagnostic::ShapeChanged);
+        }
+    }
+    // The engine's own note on outliers repeats WithoutOutliers.
+    out.extend(
+        c.notes
+            .iter()
+            .filter(|n| !n.starts_with("without the flagged outliers"))
+            .map(|n| Diagnostic::Engine { text: n.clone() }),
+    );
+    out
+}
+
+fn failed_runs(row: &mut CompareRow, key: &RunKey, a: &Loaded, b: &Loaded) {
+    for (side, loaded) in [(SideName::Base, a), (SideName::New, b)] {
+        let count = loaded
+            .runs
+            .iter()
+            .filter(|r| {
+                !r.run.warmup && !r.is_measured() && group::run_key(r).workload == key.workload
+            })
+            .count();
+        if count > 0 {
+            row.diagnostics.push(Diagnostic::FailedRuns { side, count });
+        }
+    }
+}
+
+/// Percentiles of latency distributions pooled over each side's runs: intervals and
+/// verdicts from resampling runs (and units), never from counting every sample as a
+/// replicate.
+fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareRow> {
+    let (sa, sb) = (
+        group::series_runs(&a.runs, &a.sessions),
+        group::series_runs(&b.runs, &b.sessions),
+    );
+    let mut rows = Vec::new();
+    for (run_key, series_a) in &sa {
+        let Some(series_b) = sb.get(run_key) else {
+            continue;
+        };
+        for (name, runs_a) in series_a {
+            let Some(runs_b) = series_b.get(name) else {
+                continue;
+            };
+            for (q, _) in POOLED_QUANTILES {
+                let noise = ctx.noise(&ComponentKey {
+                    run: run_key.clone(),
+                    metric: name.clone(),
+                    pooled_quantile: Some(q),
+                });
+                let positions =
+                    |runs: &[kbench_stats::RunHistogram]| -> Vec<kbench_stats::Observation> {
+                        runs.iter()
+                            .map(|r| kbench_stats::Observation {
+                                value: 1.0,
+                                boot: r.boot.clone(),
+                                session: r.session.clone(),
+                                order: r.order,
+                            })
+                            .collect()
+                    };
+                let design = kbench_stats::choose_design(&positions(runs_a), &positions(runs_b));
+                let units = match design.level() {
+                    Level::Run => runs_a.len().min(runs_b.len()),
+                    level => kbench_stats::nested::unit_estimates(&positions(runs_a), level)
+                        .len()
+                        .min(kbench_stats::nested::unit_estimates(&positions(runs_b), level).len()),
+                };
+                let (delta_pct, raised) = ctx.delta_for(noise.as_ref(), design, units);
+                let options = PooledOptions {
+                    compare: ctx.compare_options(false, delta_pct),
+                    resamples: 1000,
+                    seed: ctx.opts.seed,
+                    calibration: noise,
+                };
+                let c = kbench_stats::compare_pooled_quantiles(runs_a, runs_b, &[q], &options)
+                    .remove(0);
+                let mut row = row_from(run_key, name, "ns", &c, Role::Secondary);
+                row.kind = RowKind::PooledPercentile {
+                    series: name.clone(),
+                    quantile: q,
+                };
+                let samples = |runs: &[kbench_stats::RunHistogram]| -> u64 {
+                    runs.iter()
+                        .flat_map(|r| r.buckets.iter().map(|b| b.1))
+                        .sum()
+                };
+                row.diagnostics.insert(
+                    0,
+                    Diagnostic::Pooled {
+                        samples_a: samples(runs_a),
+                        samples_b: samples(runs_b),
+                        runs_a: runs_a.len(),
+                        runs_b: runs_b.len(),
+                    },
+                );
+                row.diagnostics.extend(raised);
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
+
+/// When the runs of the two sides used more than one set of CPU classes, one row per
+/// class set present on both sides (with at least two runs each).
+fn split_by_class(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Vec<CompareRow> {
+    let mut sets = a.class_sets();
+    for c in b.class_sets() {
+        if !sets.contains(&c) {
+            sets.push(c);
+        }
+    }
+    if sets.len() < 2 {
+        return Vec::new();
+    }
+    sets.iter()
+        .filter_map(|class| {
+            let (sa, sb) = (a.only(class), b.only(class));
+            if sa.observations.len() < 2 || sb.observations.len() < 2 {
+                return None;
+            }
+            Some(per_run_row(key, &sa, &sb, ctx, class))
+        })
+        .collect()
+}
+
+fn class_runs(side: &Side) -> Vec<ClassRuns> {
+    side.class_sets()
+        .into_iter()
+        .map(|class| {
+            let members: Vec<usize> = (0..side.classes.len())
+                .filter(|&i| side.classes[i] == class)
+                .collect();
+            let mut cpus: Vec<u32> = members.iter().flat_map(|&i| side.cpus[i].clone()).collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            ClassRuns {
+                class,
+                runs: members.iter().map(|&i| i as u32 + 1).collect(),
+                cpus,
+            }
+        })
+        .collect()
+}
+
+fn class_mix(a: &Side, b: &Side) -> Diagnostic {
+    Diagnostic::ClassMix {
+        base: class_runs(a),
+        new: class_runs(b),
+    }
+}
+
+/// A bimodal side whose modes are its CPU classes: said as such, not as noise.
+fn modes_as_classes(side: &Side, name: SideName) -> Option<Diagnostic> {
+    let sets = side.class_sets();
+    let values = side.values();
+    if sets.len() < 2 || values.len() < 5 || !kbench_stats::bimodality(&values).bimodal {
+        return None;
+    }
+    let mut groups: Vec<(String, f64, f64, f64)> = sets
+        .iter()
+        .map(|class| {
+            let v: Vec<f64> = (0..values.len())
+                .filter(|&i| &side.classes[i] == class)
+                .map(|i| values[i])
+                .collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (class.clone(), kbench_stats::descriptive::median(&v), lo, hi)
+        })
+        .collect();
+    groups.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let separated = groups.windows(2).all(|w| w[0].3 < w[1].2);
+    separated.then(|| Diagnostic::ModesAreClasses {
+        side: name,
+        medians: groups.into_iter().map(|(c, m, _, _)| (c, m)).collect(),
+    })
+}
+
+/// Benjamini-Hochberg across the rows (Benjamini & Hochberg 1995): a row may claim a
+/// difference only if the claim survives at the report's level, so that a report of
+/// 30 rows does not show a 5 % row's chance finding as a verdict. A claim that does not
+/// survive becomes `equivalent` (its interval is inside ±δ) or `inconclusive`, and
+/// the row says what it alone would have claimed.
+fn adjust_for_multiple_rows(rows: &mut [CompareRow], alpha: f64) {
+    let with_p: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_value.is_some())
+        .collect();
+    let ps: Vec<f64> = with_p.iter().filter_map(|&i| rows[i].p_value).collect();
+    let qs = kbench_stats::benjamini_hochberg(&ps);
+    for (&i, q) in with_p.iter().zip(qs) {
+        let row = &mut rows[i];
+        row.q_value = Some(q);
+        if row.verdict.claims_difference() && q > alpha && ps.len() > 1 {
+            let inside = |v: Option<f64>| v.is_some_and(|v| v.abs() < row.delta_pct);
+            let downgraded = if inside(row.ci_low_pct) && inside(row.ci_high_pct) {
+                Verdict::Equivalent
+            } else {
+                Verdict::Inconclusive
+            };
+            row.diagnostics.push(Diagnostic::NotSignificantAfterBh {
+                rows: ps.len(),
+                q,
+                row_verdict: row.verdict,
+            });
+            row.verdict = downgraded;
+        }
+    }
+}
+
+fn compare_summaries(a: &[SummaryRow], b: &[SummaryRow], ctx: &Context) -> Vec<CompareRow> {
+    let mut rows = Vec::new();
+    for sa in a {
+        let Some(sb) = b
+            .iter()
+            .find(|s| s.workload == sa.workload && s.metric == sa.metric)
+        else {
+            continue;
+        };
+        let delta = ctx.opts.delta_pct.unwrap_or(DEFAULT_DELTA_PCT);
+        let c = kbench_stats::compare_summaries(
+            &SummaryStats::from_std_error(sa.mean, sa.std_error, sa.n as usize),
+            &SummaryStats::from_std_error(sb.mean, sb.std_error, sb.n as usize),
+            &ctx.compare_options(sa.higher_is_better, delta),
+        );
+        let key = RunKey {
+            workload: sa.workload.clone(),
+            params: String::new(),
+            variant: "summary".into(),
+        };
+        let role = if sa.primary {
+            Role::Primary
+        } else {
+            Role::Secondary
+        };
+        let mut row = row_from(&key, &sa.metric, &sa.unit, &c, role);
+        row.kind = RowKind::Summary;
+        row.diagnostics.insert(0, Diagnostic::SummaryOnly);
+        rows.push(row);
+    }
+    rows
+}
+
+/// Keys of one side with no exact match on the other, said plainly, one entry per
+/// workload and reason (metrics of one run share their fate).
+fn unmatched(a: &BTreeMap<Key, Side>, b: &BTreeMap<Key, Side>) -> Vec<NotCompared> {
+    let mut out: Vec<NotCompared> = Vec::new();
+    for (mine, other, me) in [(a, b, SideName::Base), (b, a, SideName::New)] {
+        for key in mine.keys().filter(|k| !other.contains_key(*k)) {
+            let near = other
+                .keys()
+                .find(|o| o.run.workload == key.run.workload && o.metric == key.metric);
+            let entry = match near {
+                Some(o) => {
+                    let (kb, kn) = if me == SideName::Base {
+                        (&key.run, &o.run)
+                    } else {
+                        (&o.run, &key.run)
+                    };
+                    if kb.variant != kn.variant {
+                        NotCompared::VariantsDiffer {
+                            workload: key.run.workload.clone(),
+                            base: kb.variant.clone(),
+                            new: kn.variant.clone(),
+                        }
+                    } else {
+                        NotCompared::ParamsDiffer {
+                            workload: key.run.workload.clone(),
+                            differences: params_diff(&kb.params, &kn.params),
+                        }
+                    }
+                }
+                None => NotCompared::OnlyIn {
+                    side: me,
+                    workload: key.run.workload.clone(),
+                    variant: key.run.variant.clone(),
+                    params: key.run.params.clone(),
+                },
+            };
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+    }
+    out
+}
+
+/// `(name, base value, new value)` for the parameters that differ.
+fn params_diff(a: &str, b: &str) -> Vec<(String, String, String)> {
+    let split = |s: &str| -> BTreeMap<String, String> {
+        s.split(' ')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let (ma, mb) = (split(a), split(b));
+    let keys: BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
+    keys.into_iter()
+        .filter(|k| ma.get(*k) != mb.get(*k))
+        .map(|k| {
+            let show =
+                |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "-".into());
+            (k.clone(), show(&ma), show(&mb))
+        })
+        .collect()
+}
+
+fn unmatched_summaries(a: &[SummaryRow], b: &[SummaryRow]) -> Vec<NotCompared> {
+    let mut out = Vec::new();
+    for (mine, other, me) in [(a, b, SideName::Base), (b, a, SideName::New)] {
+        for s in mine {
+            if !other
+                .iter()
+                .any(|o| o.workload == s.workload && o.metric == s.metric)
+            {
+                out.push(NotCompared::OnlyIn {
+                    side: me,
+                    workload: s.workload.clone(),
+                    variant: "summary".into(),
+                    params: s.metric.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn environment_differences(a: &[SessionRow], b: &[SessionRow]) -> Vec<EnvDifference> {
+    let latest = |s: &[SessionRow]| s.iter().rev().find_map(crate::snapshot);
+    match (latest(a), latest(b)) {
+        (Some(ea), Some(eb)) => kbench_sys::EnvSnapshot::differences(&ea, &eb)
+            .into_iter()
+            .filter(|(key, _, _)| key != "boot_id")
+            .map(|(key, base, new)| EnvDifference { key, base, new })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Findings about one side's sessions as a whole.
+fn side_notes(side: SideName, loaded: &Loaded) -> Vec<ReportNote> {
+    let snapshots: Vec<_> = loaded.sessions.iter().filter_map(crate::snapshot).collect();
+    let mut notes = Vec::new();
+    let attempted = loaded.runs.iter().filter(|r| !r.run.warmup).count();
+    if attempted > 0 && !loaded.runs.iter().any(RunRow::is_measured) {
+        notes.push(ReportNote::AllRunsFailed {
+            side,
+            attempted,
+            first_error: loaded.runs.iter().find_map(|r| r.run.error.clone()),
+        });
+    }
+    if let Some(first) = snapshots.first() {
+        let mut keys = BTreeSet::new();
+        for other in &snapshots[1..] {
+            for (key, _, _) in kbench_sys::EnvSnapshot::differences(first, other) {
+                if key != "boot_id" && key != "load_average" && key != "runnable_tasks" {
+                    keys.insert(key);
+                }
+            }
+        }
+        if !keys.is_empty() {
+            notes.push(ReportNote::SessionsDiffer {
+                side,
+                keys: keys.into_iter().collect(),
+            });
+        }
+    }
+    if boots(&loaded.sessions) == 1 {
+        notes.push(ReportNote::OneBoot { side });
+    }
+    notes
+}
+
+fn reproduce(
+    base: &str,
+    new: &str,
+    a: &[SessionRow],
+    b: &[SessionRow],
+    delta_pct: Option<f64>,
+) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for s in a.iter().chain(b) {
+        let line = s
+            .source
+            .as_ref()
+            .map(|src| format!("kbench import {} --label {}", src.file, s.label))
+            .unwrap_or_else(|| s.command_line.clone());
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.push(match delta_pct {
+        Some(d) => format!("kbench compare {base} {new} --delta {d}"),
+        None => format!("kbench compare {base} {new}"),
+    });
+    lines
+}
+
+/// Whether `--fail-on` matches a verdict.
+pub fn fails_on(rule: &str, verdict: Verdict) -> bool {
+    match rule {
+        "regression" => verdict == Verdict::Regression,
+        "change" => verdict.claims_difference(),
+        _ => false,
+    }
+}

@@ -1,0 +1,212 @@
+//! Stored runs grouped by what makes them comparable, each value with its
+//! replication coordinates (boot, session, position) and the CPUs it ran on.
+use kbench_stats::{Observation, RunHistogram};
+use kbench_store::{RunRow, SessionRow};
+use std::collections::BTreeMap;
+
+/// What identifies comparable runs: never pooled across different keys.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunKey {
+    pub workload: String,
+    /// The parameters and the pinning, `name=value` words.
+    pub params: String,
+    pub variant: String,
+}
+
+/// A metric of a key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key {
+    pub run: RunKey,
+    pub metric: String,
+}
+
+/// Values of one key on one side.
+#[derive(Debug, Default, Clone)]
+pub struct Side {
+    pub observations: Vec<Observation>,
+    /// Per observation: the CPU classes its run used (`A53+A72` when mixed), or empty
+    /// when unknown (an imported run, a session without a topology).
+    pub classes: Vec<String>,
+    /// Per observation: the CPUs its run used.
+    pub cpus: Vec<Vec<u32>>,
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub primary: bool,
+}
+
+impl Side {
+    /// The observations whose run used exactly the class set `class`.
+    pub fn only(&self, class: &str) -> Side {
+        let keep: Vec<usize> = (0..self.observations.len())
+            .filter(|&i| self.classes[i] == class)
+            .collect();
+        Side {
+            observations: keep.iter().map(|&i| self.observations[i].clone()).collect(),
+            classes: keep.iter().map(|&i| self.classes[i].clone()).collect(),
+            cpus: keep.iter().map(|&i| self.cpus[i].clone()).collect(),
+            ..self.clone()
+        }
+    }
+
+    /// Distinct class sets, in order of first appearance.
+    pub fn class_sets(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for c in &self.classes {
+            if !c.is_empty() && !seen.contains(c) {
+                seen.push(c.clone());
+            }
+        }
+        seen
+    }
+
+    pub fn values(&self) -> Vec<f64> {
+        self.observations.iter().map(|o| o.value).collect()
+    }
+}
+
+/// Parameters as `name=value` words, in name order.
+pub fn params_text(params: &BTreeMap<String, serde_json::Value>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The key of a run: the workload's parameters and the pinning (pinned and unpinned
+/// runs measure different placements and are never pooled).
+pub fn run_key(run: &RunRow) -> RunKey {
+    let params = params_text(&run.run.params);
+    let params = match &run.run.pinned_cpus {
+        Some(cpus) if params.is_empty() => format!("pinned={cpus}"),
+        Some(cpus) => format!("{params} pinned={cpus}"),
+        None => params,
+    };
+    RunKey {
+        workload: run.run.workload.clone(),
+        params,
+        variant: run.run.variant.clone(),
+    }
+}
+
+/// The session a run counts in for replication: both sides of one `kbench ab` share
+/// their interleave group, since their runs alternate.
+pub fn replication_session(run: &RunRow, sessions: &BTreeMap<i64, &SessionRow>) -> String {
+    sessions
+        .get(&run.session_id)
+        .and_then(|s| s.interleave_group.clone())
+        .map(|g| format!("group:{g}"))
+        .unwrap_or_else(|| format!("session:{}", run.session_id))
+}
+
+fn boot_of(run: &RunRow) -> String {
+    run.boot_id.clone().unwrap_or_else(|| "unknown".into())
+}
+
+/// The CPU classes of each session, from its environment snapshot.
+fn session_classes(sessions: &[SessionRow]) -> BTreeMap<i64, Vec<kbench_sys::CpuClass>> {
+    sessions
+        .iter()
+        .filter_map(|s| Some((s.id, crate::snapshot(s)?.classes)))
+        .collect()
+}
+
+/// The classes a run's CPUs belong to, joined with `+`; empty when unknown.
+fn run_class(
+    run: &RunRow,
+    classes: &BTreeMap<i64, Vec<kbench_sys::CpuClass>>,
+) -> (String, Vec<u32>) {
+    let cpus = run
+        .run
+        .cpus_used
+        .as_deref()
+        .and_then(|c| kbench_sys::parse_cpulist(c).ok())
+        .unwrap_or_default();
+    let Some(session_classes) = classes.get(&run.session_id) else {
+        return (String::new(), cpus);
+    };
+    let names: Vec<&str> = session_classes
+        .iter()
+        .filter(|c| c.cpus.iter().any(|cpu| cpus.contains(cpu)))
+        .map(|c| c.name.as_str())
+        .collect();
+    (names.join("+"), cpus)
+}
+
+/// Every measured value of one label, by key, in run order.
+pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
+    let classes = session_classes(sessions);
+    let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
+    let mut groups: BTreeMap<Key, Side> = BTreeMap::new();
+    let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
+    let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
+    for run in runs.iter().filter(|r| r.is_measured()) {
+        let (class, cpus) = run_class(run, &classes);
+        let key = run_key(run);
+        let index = *position
+            .entry(key.clone())
+            .and_modify(|i| *i += 1)
+            .or_insert(0);
+        for v in &run.run.values {
+            let side = groups
+                .entry(Key {
+                    run: key.clone(),
+                    metric: v.metric.clone(),
+                })
+                .or_default();
+            side.unit = v.unit.clone();
+            side.higher_is_better = v.higher_is_better;
+            side.primary = if primary_known {
+                v.primary
+            } else {
+                kbench_store::legacy_primary(&run.run.workload, &v.metric)
+            };
+            side.observations.push(Observation {
+                value: v.value,
+                boot: boot_of(run),
+                session: replication_session(run, &by_id),
+                order: index,
+            });
+            side.classes.push(class.clone());
+            side.cpus.push(cpus.clone());
+        }
+    }
+    groups
+}
+
+/// Per run key and series name, each measured run's histogram with its coordinates.
+pub type SeriesRuns = BTreeMap<RunKey, BTreeMap<String, Vec<RunHistogram>>>;
+
+/// The latency histograms of one label's measured runs.
+pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> SeriesRuns {
+    let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
+    let mut out = SeriesRuns::new();
+    let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.is_measured()) {
+        let Some(record) = run.record().filter(|r| !r.series.is_empty()) else {
+            continue;
+        };
+        let key = run_key(run);
+        let order = *position
+            .entry(key.clone())
+            .and_modify(|i| *i += 1)
+            .or_insert(0);
+        let entry = out.entry(key).or_default();
+        for s in &record.series {
+            entry.entry(s.name.clone()).or_default().push(RunHistogram {
+                boot: boot_of(run),
+                session: replication_session(run, &by_id),
+                order,
+                buckets: s
+                    .buckets
+                    .iter()
+                    .map(|[upper, count]| (*upper as f64, *count))
+                    .collect(),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,29 @@
+//! kbench-analysis: from stored runs to a comparison.
+//!
+//! It groups runs so that nothing that differs is pooled (workload, parameters,
+//! pinning, variant, metric), finds the level of replication the two sides have
+//! (runs interleaved in one session, sessions, boots; paired or not), borrows this
+//! machine's calibrated noise for a side with one unit, and returns a
+//! [`CompareReport`]: verdicts, diagnostics and notes as data for the renderers.
+pub mod calibration;
+pub mod compare;
+pub mod group;
+pub mod model;
+
+pub use compare::{compare_labels, fails_on, ReportOptions, DEFAULT_DELTA_PCT};
+pub use model::*;
+
+/// Why a comparison could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// The request names something that is not there (a label, a calibration).
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Store(#[from] kbench_store::StoreError),
+}
+
+/// A session's environment snapshot, when it has one that reads.
+pub fn snapshot(session: &kbench_store::SessionRow) -> Option<kbench_sys::EnvSnapshot> {
+    serde_json::from_value(session.environment.clone()?).ok()
+}

@@ -1,0 +1,197 @@
+//! `kbench calibrate`: an A/A experiment on this machine. N sessions of the suite in
+//! this boot (run again after a reboot, it adds a boot), then the noise of every
+//! metric at each level, stored for `kbench compare` to use when a side has one
+//! session or one boot.
+use crate::cmd::run::{self, RunArgs};
+use crate::error::usage;
+use crate::session::{self, DbArgs};
+use kbench_analysis::calibration::{self, Calibration, Fingerprint, CALIBRATION_LABEL};
+use kbench_report::compare::{civil_date, figure};
+use std::time::Instant;
+
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// Workloads, as `kbench run` takes them [default: run's suite].
+    pub workloads: Vec<String>,
+    /// Sessions to run in this boot.
+    #[arg(long, default_value_t = 5)]
+    pub sessions: u32,
+    /// The quick suite (as `kbench run --quick`).
+    #[arg(long)]
+    pub quick: bool,
+    /// Measured runs per workload and session [default: run's].
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Warm-up runs per workload and session.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Pin every run: a cpulist or `class:NAME` (compare then matches pinned runs).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Stop a run (and record it as failed) after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    pub run_timeout: f64,
+    /// Seed of the first session's run order (the next sessions add 1 each).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print this machine's calibration: the smallest change it resolves per metric.
+    #[arg(long, conflicts_with_all = ["workloads", "quick", "runs"])]
+    pub show: bool,
+    /// With --show: JSON instead of text.
+    #[arg(long, requires = "show")]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
+    if args.show {
+        return show(&args);
+    }
+    if args.sessions == 0 {
+        return usage("--sessions must be at least 1");
+    }
+    let seed = args
+        .seed
+        .unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id()));
+    let run_args = RunArgs {
+        workloads: args.workloads.clone(),
+        label: CALIBRATION_LABEL.into(),
+        runs: args.runs,
+        precision: None,
+        max_time: 600.0,
+        warmup: args.warmup,
+        quick: args.quick,
+        cpus: args.cpus.clone(),
+        run_timeout: args.run_timeout,
+        seed: Some(seed),
+        db: args.db.clone(),
+    };
+    let mut plan = run::plan(&run_args)?;
+    let mut store = args.db.open()?;
+    let mut any_failed = false;
+    for i in 0..args.sessions {
+        plan.seed = seed.wrapping_add(u64::from(i));
+        let new = session::new_session(CALIBRATION_LABEL, "calibrate", Some(plan.seed));
+        let id = store.begin_session(&new).map_err(session::store_error)?;
+        let started = Instant::now();
+        let outcomes = crate::runner::execute(&mut store, id, &plan)?;
+        store
+            .end_session(id, session::unix_now_ns())
+            .map_err(session::store_error)?;
+        let runs: usize = outcomes.iter().map(|o| o.values.len()).sum();
+        any_failed |= outcomes.iter().any(|o| !o.failures.is_empty());
+        eprintln!(
+            "kbench calibrate: session {}/{}: {runs} runs in {:.1} s",
+            i + 1,
+            args.sessions,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let computed =
+        calibration::compute(&store, CALIBRATION_LABEL, seed).map_err(crate::analysis_error)?;
+    store
+        .insert_calibration(&computed)
+        .map_err(session::store_error)?;
+    let Some(cal) = this_machines(&store)? else {
+        return usage("the calibration just made does not match this machine");
+    };
+    print!("{}", resolvable_text(&cal));
+    Ok(i32::from(any_failed))
+}
+
+/// The newest calibration of the machine kbench runs on.
+fn this_machines(store: &kbench_store::Store) -> anyhow::Result<Option<Calibration>> {
+    let root = kbench_sys::Sysroot::from_env();
+    let snapshot = kbench_sys::EnvSnapshot::capture(&root);
+    let machine = Fingerprint::of(&snapshot, env!("CARGO_PKG_VERSION"));
+    calibration::matching(store, &machine).map_err(crate::analysis_error)
+}
+
+fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
+    let store = args.db.open()?;
+    let Some(cal) = this_machines(&store)? else {
+        return usage(format!(
+            "no calibration of this machine in {}: run kbench calibrate",
+            store.path().display()
+        ));
+    };
+    if args.json {
+        let lines = calibration::resolvable(&cal, 0.05);
+        let value = serde_json::json!({
+            "calibration_id": cal.row.id,
+            "created_unix_ns": cal.row.created_unix_ns,
+            "sessions": cal.row.sessions,
+            "boots": cal.row.boots,
+            "fingerprint": cal.fingerprint,
+            "metrics": lines,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!("{}", resolvable_text(&cal));
+    }
+    Ok(0)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.2}%")).unwrap_or_else(|| "-".into())
+}
+
+/// The resolvable changes, one line per metric, in at most 80 columns.
+fn resolvable_text(cal: &Calibration) -> String {
+    let lines = calibration::resolvable(cal, 0.05);
+    let level = lines.first().map_or("session", |l| l.level.as_str());
+    let mut out = format!(
+        "kbench calibrate: calibration {} of this machine, {} ({} session{} in {} boot{}, kernel {})\n",
+        cal.row.id,
+        civil_date(cal.row.created_unix_ns),
+        cal.row.sessions,
+        if cal.row.sessions == 1 { "" } else { "s" },
+        cal.row.boots,
+        if cal.row.boots == 1 { "" } else { "s" },
+        cal.fingerprint.kernel_text(),
+    );
+    out.push_str(&format!(
+        "the smallest change resolved (95% half-width) with 1, 3 and 10 {level}s a side;\nwithin = run-to-run CV, between = {level}-to-{level} CV beyond it\n\n"
+    ));
+    out.push_str(&format!(
+        "{:<34} {:>7} {:>7} {:>8} {:>8} {:>8}\n",
+        "metric", "within", "between", "1", "3", "10"
+    ));
+    let mut last_key = String::new();
+    for l in &lines {
+        let key = format!("{} {} [{}]", l.workload, l.params, l.variant);
+        if key != last_key {
+            out.push_str(&kbench_report::compare::wrap(&key, "  "));
+            last_key = key;
+        }
+        let metric = match l.pooled_quantile {
+            Some(q) => format!("{} q{} pooled", l.metric, figure(Some(q))),
+            None => l.metric.clone(),
+        };
+        let between = if l.level == kbench_stats::Level::Boot {
+            l.between_boot_cv_pct
+        } else {
+            l.between_session_cv_pct
+        };
+        let mut name = format!("  {metric}");
+        if name.chars().count() > 34 {
+            name = name.chars().take(33).collect::<String>() + "~";
+        }
+        out.push_str(&format!(
+            "{:<34} {:>7} {:>7} {:>8} {:>8} {:>8}\n",
+            name,
+            pct(l.within_cv_pct),
+            pct(between),
+            pct(l.resolvable_pct[0]),
+            pct(l.resolvable_pct[1]),
+            pct(l.resolvable_pct[2]),
+        ));
+    }
+    if cal.row.boots < 2 {
+        out.push_str(
+            "\none boot: boot-to-boot noise is not calibrated; run kbench calibrate again after a reboot\n",
+        );
+    }
+    out
+}

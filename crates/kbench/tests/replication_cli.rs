@@ -1,0 +1,193 @@
+//! Sessions as units of replication, on this machine: A/A pairs of sequential
+//! `kbench run --quick` sessions must not claim a change, and a real effect from
+//! outside (a CPU hog beside one session) must still be found with one session a side
+//! once `kbench calibrate` has measured this machine's session-to-session noise.
+//!
+//! Before sessions were units, three such A/A pairs claimed 8, 4 and 6 of 32 rows.
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+fn kbench(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(args)
+        .env("KBENCH_DB", db)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kbench")
+}
+
+fn ok(db: &Path, args: &[&str]) -> String {
+    let out = kbench(db, args);
+    assert!(
+        out.status.success(),
+        "kbench {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json(db: &Path, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(db, args)).expect("JSON")
+}
+
+/// Runs per workload in each session: the quick suite, fewer runs, so that the
+/// eleven sessions below take a few minutes.
+const RUNS: &str = "10";
+
+fn session(db: &Path, label: &str) {
+    ok(db, &["run", "--quick", "--runs", RUNS, "--label", label]);
+}
+
+fn claims(report: &serde_json::Value) -> Vec<String> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            matches!(
+                r["verdict"].as_str(),
+                Some("regression" | "improvement" | "changed")
+            )
+        })
+        .map(|r| {
+            format!(
+                "{} {} {} {:.2}%",
+                r["workload"],
+                r["metric"],
+                r["verdict"],
+                r["shift_pct"].as_f64().unwrap_or(0.0)
+            )
+        })
+        .collect()
+}
+
+/// A busy loop on CPU 1 for as long as it lives.
+struct Hog(Child);
+
+impl Hog {
+    fn on_cpu_1() -> Hog {
+        Hog(Command::new("taskset")
+            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset (util-linux)"))
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    (dir, db)
+}
+
+#[test]
+fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
+    let (_dir, db) = temp_db();
+    // Without a calibration one session a side makes no claim, and says why.
+    session(&db, "first");
+    session(&db, "second");
+    let uncalibrated = json(&db, &["compare", "first", "second", "--format", "json"]);
+    assert!(
+        claims(&uncalibrated).is_empty(),
+        "{:?}",
+        claims(&uncalibrated)
+    );
+    let primary = uncalibrated["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "primary")
+        .unwrap();
+    assert_eq!(primary["verdict"], "inconclusive", "{primary}");
+    assert!(
+        primary["diagnostics"]
+            .to_string()
+            .contains("no_replication"),
+        "{primary}"
+    );
+    let text = ok(&db, &["compare", "first", "second"]);
+    assert!(text.contains("kbench calibrate"), "{text}");
+
+    ok(
+        &db,
+        &[
+            "calibrate",
+            "--quick",
+            "--runs",
+            RUNS,
+            "--sessions",
+            "5",
+            "--seed",
+            "7",
+        ],
+    );
+    let shown = ok(&db, &["calibrate", "--show"]);
+    assert!(
+        shown.contains("sched/pipe") && shown.contains("usecs_per_op"),
+        "{shown}"
+    );
+    assert!(shown.lines().all(|l| l.chars().count() <= 80), "{shown}");
+
+    let mut all_claims = Vec::new();
+    for pair in 1..=3 {
+        let (a, b) = (format!("aa{pair}a"), format!("aa{pair}b"));
+        session(&db, &a);
+        session(&db, &b);
+        let report = json(&db, &["compare", &a, &b, "--format", "json"]);
+        assert!(
+            report["calibration"].is_object(),
+            "calibration not used: {report}"
+        );
+        let found = claims(&report);
+        eprintln!(
+            "A/A pair {pair}: {} rows, claims {found:?}",
+            report["rows"].as_array().unwrap().len()
+        );
+        all_claims.extend(found);
+    }
+    assert!(all_claims.is_empty(), "A/A claims: {all_claims:?}");
+
+    // The same suite beside a CPU hog: messaging's 160 tasks lose half the machine.
+    {
+        let _hog = Hog::on_cpu_1();
+        session(&db, "hogged");
+    }
+    let report = json(&db, &["compare", "aa3b", "hogged", "--format", "json"]);
+    let messaging = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["workload"] == "sched/messaging"
+                && r["role"] == "primary"
+                && r["cpu_classes"].is_null()
+        })
+        .unwrap_or_else(|| panic!("no messaging row: {report}"));
+    assert_eq!(messaging["verdict"], "regression", "{messaging}");
+    assert!(
+        messaging["diagnostics"]
+            .to_string()
+            .contains("borrowed_noise"),
+        "{messaging}"
+    );
+    // Without the calibration the same data makes no claim.
+    let bare = json(
+        &db,
+        &[
+            "compare",
+            "aa3b",
+            "hogged",
+            "--no-calibration",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(claims(&bare).is_empty(), "{:?}", claims(&bare));
+}
