@@ -4,7 +4,9 @@
 //!
 //! Rows marked `*` show design errors (pooling runs of different boots, running A then B)
 //! and are not expected to hold α.
-use kbench_stats::calibration::{format_table, run_calibration, CalibrationConfig};
+use kbench_stats::calibration::{
+    format_nested_table, format_table, run_calibration, run_nested_calibration, CalibrationConfig,
+};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -26,4 +28,19 @@ fn main() {
         "claims = rate of regression/improvement/changed (A/A: false claims; shift > 0: power)"
     );
     print!("{}", format_table(&run_calibration(&config)));
+    println!();
+    println!(
+        "sessions as units: 10 runs a session, {} trials per cell (pooled cells: 1/4), seed {}",
+        config.trials, config.seed
+    );
+    println!("sess% = SD of session offsets, cv% = run-to-run CV, sess = sessions a side,");
+    println!("cal = calibration from 5 A/A sessions, noclm = no-claim rate, pow+N = power at +N%");
+    print!(
+        "{}",
+        format_nested_table(&run_nested_calibration(
+            config.trials,
+            config.seed,
+            &config.options
+        ))
+    );
 }

@@ -3,7 +3,8 @@
 //! deterministic given the seed; used by `tests/calibration.rs` and
 //! `examples/calibration.rs`.
 
-use crate::compare::{compare, compare_replicated, CompareOptions, Sample, Verdict};
+use crate::compare::{compare, CompareOptions, Verdict};
+use crate::nested::Observation;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -20,7 +21,7 @@ pub enum NoiseModel {
     /// 30 % of runs in a mode 6 % slower, 1 % spread each.
     Bimodal,
     /// n boots per side × 5 runs, 1 % boot offset + 1 % within-boot noise, compared with
-    /// `compare_replicated` (per-boot medians).
+    /// `compare_nested` (boots as units).
     PerBootOffset,
     /// Same data as `PerBootOffset` but all runs pooled with `compare` (the design error the
     /// per-boot analysis avoids; reference row, not asserted).
@@ -162,15 +163,16 @@ fn drift_sides(
     (a, b)
 }
 
-fn boot_side(rng: &mut ChaCha8Rng, boots: usize, factor: f64, tag: &str) -> Vec<Sample> {
+fn boot_side(rng: &mut ChaCha8Rng, boots: usize, factor: f64, tag: &str) -> Vec<Observation> {
     let mut samples = Vec::with_capacity(boots * RUNS_PER_BOOT);
     for boot in 0..boots {
         let offset = lognormal(rng, 0.01);
         for run in 0..RUNS_PER_BOOT {
-            samples.push(Sample {
+            samples.push(Observation {
                 value: offset * lognormal(rng, 0.01) * factor,
-                boot_id: format!("{tag}{boot}"),
-                run_index: (boot * RUNS_PER_BOOT + run) as u32,
+                boot: format!("{tag}{boot}"),
+                session: format!("{tag}{boot}"),
+                order: (boot * RUNS_PER_BOOT + run) as u32,
             });
         }
     }
@@ -219,9 +221,13 @@ fn simulate_one(
         NoiseModel::PerBootOffset | NoiseModel::PerBootOffsetPooled => {
             let (a, b) = (boot_side(rng, n, 1.0, "a"), boot_side(rng, n, factor, "b"));
             if model == NoiseModel::PerBootOffset {
-                compare_replicated(&a, &b, options)
+                let opts = crate::nested::NestedOptions {
+                    compare: *options,
+                    calibration: None,
+                };
+                crate::nested::compare_nested(&a, &b, &opts)
             } else {
-                let values = |s: &[Sample]| s.iter().map(|x| x.value).collect::<Vec<_>>();
+                let values = |s: &[Observation]| s.iter().map(|x| x.value).collect::<Vec<_>>();
                 compare(&values(&a), &values(&b), options)
             }
         }

@@ -4,7 +4,7 @@
 //! (see `statistics.md` §4.2); the verdict is read from that interval and ±δ.
 
 use crate::descriptive::{describe, median, sample_sd, Summary};
-use crate::diagnostics::{bimodality, drift, mad_outliers, Bimodality, Drift};
+use crate::diagnostics::{bimodality, drift_if_significant, mad_outliers, Bimodality, Drift};
 use crate::ks::ks_two_sample;
 use crate::parametric::{fieller_ratio_ci, welch, welch_from_moments};
 use crate::rank::{hodges_lehmann_with, mann_whitney_with, PMethod};
@@ -129,44 +129,6 @@ pub struct Diagnostics {
     pub shape: Option<ShapeTest>,
 }
 
-/// How the boot-to-boot effect was handled in a replicated comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BootEffect {
-    /// A and B ran in the same single boot: boot offsets cancel.
-    NotApplicable,
-    /// One boot per side: a boot offset is indistinguishable from the change (provisional).
-    Confounded,
-    /// Tested on per-boot medians, but a side has fewer than 4 boots (provisional).
-    FewBoots,
-    /// Tested on per-boot medians with at least 4 boots per side.
-    Separated,
-}
-
-/// Variance components of one side (one-way random-effects ANOVA on the analysed scale).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BootVariance {
-    pub boots: usize,
-    pub runs: usize,
-    /// Within-boot SD (natural-log units ≈ fraction for the log scale).
-    pub within_sd: Option<f64>,
-    /// Between-boot SD from (MS_between − MS_within)/n₀, floored at 0.
-    pub between_sd: Option<f64>,
-}
-
-/// Replication summary of a [`compare_replicated`] result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Replication {
-    /// "boot" when per-boot medians were compared, "run" when runs were pooled.
-    pub unit: String,
-    /// Boot ids in analysis order (per-boot diagnostics indices refer to these).
-    pub boots_a: Vec<String>,
-    pub boots_b: Vec<String>,
-    pub variance_a: BootVariance,
-    pub variance_b: BootVariance,
-    pub boot_effect: BootEffect,
-}
-
 /// The result of a comparison of B against A.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -199,19 +161,9 @@ pub struct Comparison {
     pub notes: Vec<String>,
     /// `None` for summary-based comparisons.
     pub diagnostics: Option<Diagnostics>,
-    pub replication: Option<Replication>,
     /// How sessions and boots were treated ([`crate::nested::compare_nested`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<crate::nested::NestedInfo>,
-}
-
-/// One measured value with its replication coordinates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    pub value: f64,
-    pub boot_id: String,
-    /// Position in this side's session order (drift is assessed in this order).
-    pub run_index: u32,
 }
 
 /// Summary statistics of one side, e.g. from `perf stat -r N`.
@@ -468,7 +420,6 @@ fn insufficient(
         method: method.to_string(),
         notes: vec![note],
         diagnostics: None,
-        replication: None,
         nested: None,
     }
 }
@@ -590,7 +541,6 @@ fn compare_in_order(
         method: method_of(&core.estimate.method),
         notes,
         diagnostics: Some(diagnostics),
-        replication: None,
         nested: None,
     }
 }
@@ -660,8 +610,11 @@ pub(crate) fn side_diagnostics(
         Scale::Linear => median(values).abs(),
     };
     let t = transform(values, scale);
-    let drift = drift(&t);
-    let slope_rel = drift.as_ref().map(|d| d.slope_per_run / reference);
+    let drift = drift_if_significant(&t, opts.alpha);
+    let slope_rel = drift
+        .as_ref()
+        .map(|d| d.slope_per_run / reference)
+        .filter(|s| s.is_finite());
     let drifting = match (&drift, slope_rel) {
         (Some(d), Some(s)) => {
             d.p_value < opts.alpha && (s * (values.len() - 1) as f64).abs() > threshold / 2.0
@@ -736,160 +689,6 @@ fn shape_test(
         shape_changed: ks.p_value < alpha,
         method: ks.method,
     })
-}
-
-/// Replication-aware comparison (statistics.md §4.1 item 2). Samples are grouped by boot id
-/// and ordered by run index. When a side has more than one boot, the comparison is made on
-/// per-boot medians (the boot is the unit of replication; pooling runs of a few boots gives
-/// ≈ 40 % A/A false positives with a 1 % boot offset), with [`compare`]'s methods (Welch on
-/// log medians when too few boots for a rank interval). With one boot per side the runs are
-/// pooled and `boot_effect` says whether boot offsets cancel (same boot) or are confounded.
-/// Within- and between-boot variance components come from a one-way random-effects ANOVA
-/// (Searle, Casella & McCulloch 1992, §3.5). Diagnostic indices refer to input positions
-/// (pooled runs) or to `replication.boots_a/b` (per-boot medians).
-pub fn compare_replicated(a: &[Sample], b: &[Sample], opts: &CompareOptions) -> Comparison {
-    let (groups_a, groups_b) = (group_by_boot(a), group_by_boot(b));
-    let all_positive = a.iter().chain(b).all(|s| s.value > 0.0);
-    let scale = if all_positive {
-        Scale::Log
-    } else {
-        Scale::Linear
-    };
-    let variance_a = boot_variance(&groups_a, scale);
-    let variance_b = boot_variance(&groups_b, scale);
-    let boots_a: Vec<String> = groups_a.iter().map(|g| g.boot_id.clone()).collect();
-    let boots_b: Vec<String> = groups_b.iter().map(|g| g.boot_id.clone()).collect();
-    let per_boot = boots_a.len() > 1 || boots_b.len() > 1;
-    let boot_effect = if per_boot {
-        if boots_a.len().min(boots_b.len()) >= 4 {
-            BootEffect::Separated
-        } else {
-            BootEffect::FewBoots
-        }
-    } else if boots_a == boots_b {
-        BootEffect::NotApplicable
-    } else {
-        BootEffect::Confounded
-    };
-    let mut result = if per_boot {
-        let medians =
-            |groups: &[BootGroup]| groups.iter().map(|g| median(&g.values)).collect::<Vec<_>>();
-        compare_in_order(
-            &medians(&groups_a),
-            &medians(&groups_b),
-            opts,
-            "per-boot medians: ",
-        )
-    } else {
-        let (ordered_a, index_a) = in_run_order(a);
-        let (ordered_b, index_b) = in_run_order(b);
-        let mut r = compare_in_order(&ordered_a, &ordered_b, opts, "");
-        if let Some(d) = r.diagnostics.as_mut() {
-            d.a.outliers = d.a.outliers.iter().map(|&i| index_a[i]).collect();
-            d.b.outliers = d.b.outliers.iter().map(|&i| index_b[i]).collect();
-        }
-        r
-    };
-    match boot_effect {
-        BootEffect::Confounded => result.notes.push(
-            "one boot per side: a boot-to-boot offset cannot be told apart from the change; result provisional".to_string(),
-        ),
-        BootEffect::FewBoots => result.notes.push(
-            "fewer than 4 boots on a side: the boot effect is poorly estimated; result provisional".to_string(),
-        ),
-        _ => {}
-    }
-    result.replication = Some(Replication {
-        unit: if per_boot { "boot" } else { "run" }.to_string(),
-        boots_a,
-        boots_b,
-        variance_a,
-        variance_b,
-        boot_effect,
-    });
-    result
-}
-
-struct BootGroup {
-    boot_id: String,
-    first_run: u32,
-    values: Vec<f64>,
-}
-
-/// Groups by boot id; boots ordered by their first run index, then id; runs by run index.
-fn group_by_boot(samples: &[Sample]) -> Vec<BootGroup> {
-    let mut groups: Vec<BootGroup> = Vec::new();
-    let (ordered, _) = in_run_order_samples(samples);
-    for s in ordered {
-        match groups.iter_mut().find(|g| g.boot_id == s.boot_id) {
-            Some(g) => g.values.push(s.value),
-            None => groups.push(BootGroup {
-                boot_id: s.boot_id.clone(),
-                first_run: s.run_index,
-                values: vec![s.value],
-            }),
-        }
-    }
-    groups.sort_by(|x, y| {
-        x.first_run
-            .cmp(&y.first_run)
-            .then_with(|| x.boot_id.cmp(&y.boot_id))
-    });
-    groups
-}
-
-fn in_run_order_samples(samples: &[Sample]) -> (Vec<&Sample>, Vec<usize>) {
-    let mut index: Vec<usize> = (0..samples.len()).collect();
-    index.sort_by_key(|&i| samples[i].run_index);
-    (index.iter().map(|&i| &samples[i]).collect(), index)
-}
-
-/// Values sorted by run index (stable) and, for each position, the input index.
-fn in_run_order(samples: &[Sample]) -> (Vec<f64>, Vec<usize>) {
-    let (ordered, index) = in_run_order_samples(samples);
-    (ordered.iter().map(|s| s.value).collect(), index)
-}
-
-fn boot_variance(groups: &[BootGroup], scale: Scale) -> BootVariance {
-    let runs: usize = groups.iter().map(|g| g.values.len()).sum();
-    let boots = groups.len();
-    let mut result = BootVariance {
-        boots,
-        runs,
-        within_sd: None,
-        between_sd: None,
-    };
-    let finite = groups
-        .iter()
-        .all(|g| g.values.iter().all(|v| v.is_finite()));
-    if !finite || runs <= boots || boots == 0 {
-        return result;
-    }
-    let transformed: Vec<Vec<f64>> = groups.iter().map(|g| transform(&g.values, scale)).collect();
-    let boot_means: Vec<f64> = transformed
-        .iter()
-        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
-        .collect();
-    let grand = transformed.iter().flatten().sum::<f64>() / runs as f64;
-    let ss_within: f64 = transformed
-        .iter()
-        .zip(&boot_means)
-        .map(|(v, m)| v.iter().map(|x| (x - m).powi(2)).sum::<f64>())
-        .sum();
-    let ms_within = ss_within / (runs - boots) as f64;
-    result.within_sd = Some(ms_within.sqrt());
-    if boots >= 2 {
-        let ss_between: f64 = transformed
-            .iter()
-            .zip(&boot_means)
-            .map(|(v, m)| v.len() as f64 * (m - grand).powi(2))
-            .sum();
-        let ms_between = ss_between / (boots - 1) as f64;
-        let sum_sq_sizes: f64 = transformed.iter().map(|v| (v.len() * v.len()) as f64).sum();
-        let n0 = (runs as f64 - sum_sq_sizes / runs as f64) / (boots - 1) as f64;
-        result.between_sd = Some(((ms_between - ms_within) / n0).max(0.0).sqrt());
-    }
-    result
 }
 
 /// Compares summary statistics (mean, SD, n), e.g. two `perf stat -r` outputs, by Welch's

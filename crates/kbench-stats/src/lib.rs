@@ -6,7 +6,8 @@
 //! exact Moses interval, a verdict against a practical threshold δ, and diagnostics for
 //! outliers, bimodality, drift and shape next to every verdict.
 //!
-//! Entry points: [`compare`], [`compare_replicated`], [`compare_summaries`],
+//! Entry points: [`compare`], [`compare_nested`], [`compare_pooled_quantiles`],
+//! [`compare_summaries`],
 //! [`describe`], [`percentile_ci`], [`benjamini_hochberg`].
 
 pub mod calibration;
@@ -23,15 +24,15 @@ pub mod rank;
 pub mod special;
 
 pub use compare::{
-    compare, compare_replicated, compare_summaries, BootEffect, BootVariance, CompareOptions,
-    Comparison, Diagnostics, Replication, Sample, Scale, ShapeTest, SideDiagnostics, SummaryStats,
-    Verdict,
+    compare, compare_summaries, CompareOptions, Comparison, Diagnostics, Scale, ShapeTest,
+    SideDiagnostics, SummaryStats, Verdict,
 };
 pub use descriptive::{
     describe, percentile_ci, percentiles_with_ci, quantile_sorted, PercentileCi, Summary,
 };
 pub use diagnostics::{
-    bimodality, drift, mad_outliers, mann_kendall, theil_sen_slope, Bimodality, Drift,
+    bimodality, drift, drift_if_significant, mad_outliers, mann_kendall, theil_sen_slope,
+    Bimodality, Drift,
 };
 pub use ks::{ks_two_sample, KolmogorovSmirnov};
 pub use multiple::benjamini_hochberg;

@@ -199,59 +199,42 @@ fn drift_over_run_order_is_flagged() {
 }
 
 #[test]
-fn replicated_compares_per_boot_medians() {
-    let side = |tag: &str, boots: usize, factor: f64| -> Vec<Sample> {
+fn boots_are_the_units_when_the_sides_ran_in_different_boots() {
+    let side = |tag: &str, boots: usize, factor: f64| -> Vec<Observation> {
         (0..boots)
             .flat_map(|boot| {
                 let offset = 1.0 + 0.01 * ((boot * 7 % 5) as f64 - 2.0);
                 lognormal_like(5, (boot + 100 * tag.len()) as u64, offset * factor)
                     .into_iter()
                     .enumerate()
-                    .map(move |(run, value)| Sample {
+                    .map(move |(run, value)| Observation {
                         value,
-                        boot_id: format!("{tag}{boot}"),
-                        run_index: (boot * 5 + run) as u32,
+                        boot: format!("{tag}{boot}"),
+                        session: format!("{tag}{boot}"),
+                        order: (boot * 5 + run) as u32,
                     })
             })
             .collect()
     };
-    let r = compare_replicated(
-        &side("a", 6, 1.0),
-        &side("bb", 6, 1.10),
-        &CompareOptions::default(),
-    );
-    let rep = r.replication.as_ref().unwrap();
-    assert_eq!(rep.unit, "boot");
-    assert_eq!(rep.boot_effect, BootEffect::Separated);
-    assert_eq!(r.n_a, 6);
-    assert!(rep.variance_a.between_sd.unwrap() > 0.0);
-    assert!(rep.variance_a.within_sd.unwrap() > 0.0);
+    let options = NestedOptions::default();
+    let r = compare_nested(&side("a", 6, 1.0), &side("bb", 6, 1.10), &options);
+    let info = r.nested.as_ref().unwrap();
+    assert_eq!(info.design, Design::Unpaired(Level::Boot));
+    assert_eq!((info.units_a.len(), info.runs_a), (6, 30));
     assert_eq!(r.verdict, Verdict::Regression);
-    assert!(r.method.starts_with("per-boot medians"));
+    assert!(r.method.starts_with("boots as units"), "{}", r.method);
 
-    let few = compare_replicated(
-        &side("a", 3, 1.0),
-        &side("bb", 3, 1.0),
-        &CompareOptions::default(),
-    );
-    assert_eq!(few.replication.unwrap().boot_effect, BootEffect::FewBoots);
-    assert!(few.notes.iter().any(|n| n.contains("provisional")));
+    // One boot on a side and nothing to borrow from a calibration: the other side's
+    // boots lend their spread.
+    let one_boot_b = compare_nested(&side("a", 4, 1.0), &side("bb", 1, 1.0), &options);
+    let between = one_boot_b.nested.unwrap().between.unwrap();
+    assert_eq!(between.source, NoiseSource::OtherSide);
+    assert!(!one_boot_b.verdict.claims_difference());
 
-    let single = compare_replicated(
-        &side("a", 1, 1.0),
-        &side("bb", 1, 1.0),
-        &CompareOptions::default(),
-    );
-    assert_eq!(
-        single.replication.unwrap().boot_effect,
-        BootEffect::Confounded
-    );
-    let one_boot_b = compare_replicated(
-        &side("a", 4, 1.0),
-        &side("bb", 1, 1.0),
-        &CompareOptions::default(),
-    );
-    assert_eq!(one_boot_b.verdict, Verdict::Insufficient);
+    // One boot a side: no claim.
+    let single = compare_nested(&side("a", 1, 1.0), &side("bb", 1, 1.3), &options);
+    assert_eq!(single.verdict, Verdict::Inconclusive);
+    assert!(single.nested.unwrap().no_claim.is_some());
 }
 
 #[test]

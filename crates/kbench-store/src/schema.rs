@@ -150,6 +150,11 @@ pub const MIGRATIONS: &[&str] = &[
     // session effect) and calibrations of a machine's noise (`kbench calibrate`).
     r#"
     ALTER TABLE sessions ADD COLUMN interleave_group TEXT;
+    -- Older `kbench ab` invocations began their two sessions one after the other:
+    -- pair them in id order.
+    UPDATE sessions SET interleave_group = 'legacy-ab-' || (id - (
+        SELECT count(*) FROM sessions o WHERE o.kind = 'ab' AND o.id < sessions.id) % 2)
+    WHERE kind = 'ab';
 
     CREATE TABLE calibrations (
         id              INTEGER PRIMARY KEY,

@@ -218,6 +218,13 @@ fn a_version_1_database_opens_migrated() {
         .collect();
     assert_eq!(primary, ["usecs_per_op"]);
 
+    // An older ab session gets an interleave group (paired with its neighbour by id).
+    let ab_session = &store.sessions("ab-a").unwrap()[0];
+    assert_eq!(
+        ab_session.interleave_group,
+        Some(format!("legacy-ab-{}", ab_session.id))
+    );
+    assert_eq!(store.sessions("base").unwrap()[0].interleave_group, None);
     let ab = store.runs("ab-a").unwrap();
     let side = ab[0].run.ab_side.as_ref().expect("an ab side");
     assert_eq!(

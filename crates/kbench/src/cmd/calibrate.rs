@@ -133,16 +133,31 @@ fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `p99` for 0.99, as the pooled rows of compare name them.
+fn quantile_name(q: f64) -> String {
+    calibration::POOLED_QUANTILES
+        .iter()
+        .find(|(known, _)| *known == q)
+        .map_or_else(
+            || format!("q{}", figure(Some(q))),
+            |(_, name)| name.to_string(),
+        )
+}
+
 fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}%")).unwrap_or_else(|| "-".into())
+    match v {
+        None => "-".into(),
+        Some(v) if v >= 1000.0 => ">999%".into(),
+        Some(v) => format!("{v:.2}%"),
+    }
 }
 
 /// The resolvable changes, one line per metric, in at most 80 columns.
 fn resolvable_text(cal: &Calibration) -> String {
     let lines = calibration::resolvable(cal, 0.05);
     let level = lines.first().map_or("session", |l| l.level.as_str());
-    let mut out = format!(
-        "kbench calibrate: calibration {} of this machine, {} ({} session{} in {} boot{}, kernel {})\n",
+    let mut out = kbench_report::compare::wrap(&format!(
+        "kbench calibrate: calibration {} of this machine, {} ({} session{} in {} boot{}, kernel {})",
         cal.row.id,
         civil_date(cal.row.created_unix_ns),
         cal.row.sessions,
@@ -150,7 +165,7 @@ fn resolvable_text(cal: &Calibration) -> String {
         cal.row.boots,
         if cal.row.boots == 1 { "" } else { "s" },
         cal.fingerprint.kernel_text(),
-    );
+    ), "  ");
     out.push_str(&format!(
         "the smallest change resolved (95% half-width) with 1, 3 and 10 {level}s a side;\nwithin = run-to-run CV, between = {level}-to-{level} CV beyond it\n\n"
     ));
@@ -166,7 +181,7 @@ fn resolvable_text(cal: &Calibration) -> String {
             last_key = key;
         }
         let metric = match l.pooled_quantile {
-            Some(q) => format!("{} q{} pooled", l.metric, figure(Some(q))),
+            Some(q) => format!("{} {} pooled", l.metric, quantile_name(q)),
             None => l.metric.clone(),
         };
         let between = if l.level == kbench_stats::Level::Boot {
@@ -190,7 +205,7 @@ fn resolvable_text(cal: &Calibration) -> String {
     }
     if cal.row.boots < 2 {
         out.push_str(
-            "\none boot: boot-to-boot noise is not calibrated; run kbench calibrate again after a reboot\n",
+            "\none boot: boot-to-boot noise is not calibrated; run kbench calibrate again\nafter a reboot to add a boot\n",
         );
     }
     out

@@ -1,0 +1,378 @@
+//! The analysis on constructed data: runs written straight into a real SQLite store
+//! (no workload runs), then compared. Each test builds the replication design it is
+//! about and checks the design, the verdict and the diagnostics.
+use kbench_analysis::calibration::{ComponentKey, Fingerprint};
+use kbench_analysis::group::RunKey;
+use kbench_analysis::{compare_labels, CompareReport, CompareRow, Diagnostic, ReportOptions};
+use kbench_record::{LatencySeries, RunRecord};
+use kbench_stats::{Design, Level, NoiseComponents, NoiseSource, Verdict};
+use kbench_store::{
+    CalibrationComponent, NewCalibration, NewSession, RawJson, Store, StoredRun, Value,
+};
+use std::collections::BTreeMap;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    next_start: u64,
+}
+
+/// A deterministic spread of `n` factors around 1 with CV about `cv`.
+fn spread(n: usize, cv: f64, phase: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 1.0 + cv * (((i * 7 + phase * 3) % 11) as f64 - 5.0) / 3.2)
+        .collect()
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("k.db")).unwrap();
+        Fixture {
+            _dir: dir,
+            store,
+            next_start: 1,
+        }
+    }
+
+    /// A session of `label` in `boot` whose runs have these usecs_per_op values.
+    fn session(&mut self, label: &str, boot: &str, group: Option<&str>, values: &[f64]) -> i64 {
+        self.session_with(label, boot, group, values, |_| None)
+    }
+
+    fn session_with(
+        &mut self,
+        label: &str,
+        boot: &str,
+        group: Option<&str>,
+        values: &[f64],
+        record: impl Fn(f64) -> Option<RunRecord>,
+    ) -> i64 {
+        self.next_start += 1;
+        let id = self
+            .store
+            .begin_session(&NewSession {
+                label: label.into(),
+                kind: "run".into(),
+                boot_id: Some(boot.into()),
+                started_unix_ns: self.next_start,
+                kbench_version: "test".into(),
+                command_line: format!("kbench run --label {label}"),
+                interleave_group: group.map(str::to_string),
+                ..NewSession::default()
+            })
+            .unwrap();
+        for (i, v) in values.iter().enumerate() {
+            let run = StoredRun {
+                workload: "sched/pipe".into(),
+                params: BTreeMap::from([("loop".to_string(), serde_json::json!(1000))]),
+                variant: "symmetric".into(),
+                run_index: i as u32,
+                exit_status: Some(0),
+                values: vec![Value {
+                    metric: "usecs_per_op".into(),
+                    value: *v,
+                    unit: "us/op".into(),
+                    higher_is_better: false,
+                    primary: true,
+                }],
+                record: record(*v).and_then(|r| RawJson::from_value(&r)),
+                ..StoredRun::default()
+            };
+            self.store.insert_run(id, &run).unwrap();
+        }
+        id
+    }
+
+    fn compare(&self, base: &str, new: &str) -> CompareReport {
+        compare_labels(&self.store, base, new, ReportOptions::default()).unwrap()
+    }
+}
+
+fn primary(report: &CompareReport) -> &CompareRow {
+    report
+        .rows
+        .iter()
+        .find(|r| r.metric == "usecs_per_op" && r.cpu_classes.is_empty())
+        .unwrap_or_else(|| panic!("no usecs_per_op row: {report:?}"))
+}
+
+fn runs(center: f64, cv: f64, phase: usize) -> Vec<f64> {
+    spread(12, cv, phase).iter().map(|f| f * center).collect()
+}
+
+#[test]
+fn one_session_a_side_makes_no_claim_even_for_a_large_change() {
+    let mut f = Fixture::new();
+    f.session("a", "boot1", None, &runs(10.0, 0.01, 0));
+    f.session("b", "boot1", None, &runs(13.0, 0.01, 1));
+    let report = f.compare("a", "b");
+    let row = primary(&report);
+    assert_eq!(row.design, Some(Design::Unpaired(Level::Session)));
+    assert_eq!(row.verdict, Verdict::Inconclusive);
+    assert!(row.diagnostics.contains(&Diagnostic::NoReplication {
+        level: Level::Session
+    }));
+    assert_eq!(row.units_needed, Some(3));
+    assert!((row.shift_pct.unwrap() - 30.0).abs() < 1.0, "{row:?}");
+    assert_eq!(report.tally.inconclusive, 1);
+}
+
+#[test]
+fn three_sessions_a_side_are_the_units() {
+    let mut f = Fixture::new();
+    // Sessions offset by up to ±2 %; B 10 % slower.
+    for (i, offset) in [1.0, 1.02, 0.98].iter().enumerate() {
+        f.session("a", "boot1", None, &runs(10.0 * offset, 0.01, i));
+        f.session("b", "boot1", None, &runs(11.0 * offset, 0.01, i + 3));
+    }
+    let report = f.compare("a", "b");
+    let row = primary(&report);
+    assert_eq!(row.design, Some(Design::Unpaired(Level::Session)));
+    assert_eq!((row.units_a, row.units_b), (3, 3));
+    assert_eq!(row.verdict, Verdict::Regression, "{row:?}");
+    assert_eq!(report.base.sessions, 3);
+    assert_eq!(report.tally.regression, 1);
+}
+
+#[test]
+fn ab_groups_in_several_boots_are_paired_by_boot() {
+    let mut f = Fixture::new();
+    // Boot offsets of ±20 % would swamp an unpaired 3 % change; pairing cancels them.
+    for (i, offset) in [1.0, 1.2, 0.8, 1.1].iter().enumerate() {
+        let boot = format!("boot{i}");
+        let group = format!("g{i}");
+        f.session("a", &boot, Some(&group), &runs(10.0 * offset, 0.005, i));
+        f.session("b", &boot, Some(&group), &runs(10.3 * offset, 0.005, i));
+    }
+    let report = f.compare("a", "b");
+    let row = primary(&report);
+    assert_eq!(row.design, Some(Design::Paired(Level::Boot)));
+    assert_eq!(row.verdict, Verdict::Regression, "{row:?}");
+    assert_eq!(report.base.sessions, 4);
+}
+
+#[test]
+fn one_interleaved_group_compares_runs() {
+    let mut f = Fixture::new();
+    f.session("a", "boot1", Some("g"), &runs(10.0, 0.01, 0));
+    f.session("b", "boot1", Some("g"), &runs(10.5, 0.01, 1));
+    let report = f.compare("a", "b");
+    let row = primary(&report);
+    assert_eq!(row.design, Some(Design::Interleaved));
+    assert_eq!(row.verdict, Verdict::Regression, "{row:?}");
+    assert!(row.method.starts_with("hodges-lehmann"), "{}", row.method);
+    assert_eq!(report.base.sessions, 1);
+}
+
+fn calibrate(f: &mut Fixture, session_sd: f64) {
+    let components = NoiseComponents {
+        runs: 60,
+        sessions: 5,
+        boots: 1,
+        within_sd: Some(0.01),
+        session_sd: Some(session_sd),
+        session_df: 4,
+        runs_per_session: 12.0,
+        session_within_var: 0.01f64.powi(2) / 12.0,
+        sessions_per_boot: 5.0,
+        between_session_sd: Some(session_sd),
+        ..NoiseComponents::default()
+    };
+    let key = ComponentKey {
+        run: RunKey {
+            workload: "sched/pipe".into(),
+            params: "loop=1000".into(),
+            variant: "symmetric".into(),
+        },
+        metric: "usecs_per_op".into(),
+        pooled_quantile: None,
+    };
+    f.store
+        .insert_calibration(&NewCalibration {
+            label: "kbench-calibration".into(),
+            created_unix_ns: 1,
+            kbench_version: "test".into(),
+            fingerprint: serde_json::to_value(Fingerprint::default()).unwrap(),
+            sessions: 5,
+            boots: 1,
+            components: vec![CalibrationComponent {
+                workload: key.run.workload,
+                params: key.run.params,
+                variant: key.run.variant,
+                metric: key.metric,
+                pooled_quantile: None,
+                components: serde_json::to_value(&components).unwrap(),
+            }],
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_calibration_lets_one_session_a_side_claim_and_raises_delta() {
+    let mut f = Fixture::new();
+    calibrate(&mut f, 0.02);
+    // Sessions with an environment have a machine to match the calibration's.
+    let env = serde_json::to_value(kbench_sys::EnvSnapshot::default()).unwrap();
+    for (label, center, phase) in [("a", 10.0, 0), ("b", 13.0, 1), ("c", 10.1, 2)] {
+        f.next_start += 1;
+        let id = f
+            .store
+            .begin_session(&NewSession {
+                label: label.into(),
+                kind: "run".into(),
+                boot_id: Some("boot1".into()),
+                started_unix_ns: f.next_start,
+                kbench_version: "test".into(),
+                command_line: "kbench run".into(),
+                environment: Some(env.clone()),
+                ..NewSession::default()
+            })
+            .unwrap();
+        for (i, v) in runs(center, 0.01, phase).iter().enumerate() {
+            let run = StoredRun {
+                workload: "sched/pipe".into(),
+                params: BTreeMap::from([("loop".to_string(), serde_json::json!(1000))]),
+                variant: "symmetric".into(),
+                run_index: i as u32,
+                values: vec![Value {
+                    metric: "usecs_per_op".into(),
+                    value: *v,
+                    unit: "us/op".into(),
+                    higher_is_better: false,
+                    primary: true,
+                }],
+                ..StoredRun::default()
+            };
+            f.store.insert_run(id, &run).unwrap();
+        }
+    }
+    let report = f.compare("a", "b");
+    assert!(report.calibration.is_some(), "{report:?}");
+    let row = primary(&report);
+    assert_eq!(row.verdict, Verdict::Regression, "{row:?}");
+    assert!(row.diagnostics.iter().any(|d| matches!(
+        d,
+        Diagnostic::BorrowedNoise {
+            source: NoiseSource::Calibration,
+            ..
+        }
+    )));
+    // A 2 % session noise with one session a side cannot resolve 1 %: delta is raised.
+    assert!(row.delta_pct > 5.0, "{row:?}");
+    assert!(row
+        .diagnostics
+        .iter()
+        .any(|d| matches!(d, Diagnostic::DeltaRaised { .. })));
+    // A 1 % change inside that noise is not claimed.
+    let small = f.compare("a", "c");
+    assert!(
+        !primary(&small).verdict.claims_difference(),
+        "{:?}",
+        primary(&small)
+    );
+    // Without the calibration, no claim at all.
+    let bare = compare_labels(
+        &f.store,
+        "a",
+        "b",
+        ReportOptions {
+            use_calibration: false,
+            ..ReportOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(bare.calibration.is_none());
+    assert_eq!(primary(&bare).verdict, Verdict::Inconclusive);
+}
+
+fn latency_record(offset: f64) -> RunRecord {
+    // 200 wakes spread over [offset·10 µs, offset·15 µs).
+    let buckets: Vec<[u64; 2]> = (0..200)
+        .map(|i| [(offset * (10_000.0 + 25.0 * i as f64)) as u64, 1])
+        .collect();
+    RunRecord {
+        workload: "sched/pipe".into(),
+        series: vec![LatencySeries {
+            name: "wake_latency".into(),
+            count: 200,
+            buckets,
+            ..LatencySeries::default()
+        }],
+        ..RunRecord::default()
+    }
+}
+
+#[test]
+fn pooled_percentiles_resample_runs_and_are_secondary() {
+    let mut f = Fixture::new();
+    f.session_with("a", "boot1", Some("g"), &runs(10.0, 0.01, 0), |v| {
+        Some(latency_record(v / 10.0))
+    });
+    f.session_with("b", "boot1", Some("g"), &runs(14.0, 0.01, 1), |v| {
+        Some(latency_record(v / 10.0))
+    });
+    let report = f.compare("a", "b");
+    let pooled: Vec<&CompareRow> = report
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, kbench_analysis::RowKind::PooledPercentile { .. }))
+        .collect();
+    assert_eq!(pooled.len(), 4, "p50, p90, p99, p99.9");
+    let p50 = pooled[0];
+    assert_eq!(p50.metric, "wake_latency");
+    assert_eq!(p50.role, kbench_record::Role::Secondary);
+    assert_eq!(p50.verdict, Verdict::Regression, "{p50:?}");
+    assert!(p50.method.contains("seed"), "{}", p50.method);
+    assert!(p50.diagnostics.iter().any(|d| matches!(
+        d,
+        Diagnostic::Pooled {
+            samples_a: 2400,
+            runs_a: 12,
+            ..
+        }
+    )));
+    // The headline counts the one primary row only.
+    assert_eq!(report.tally.regression, 1);
+}
+
+#[test]
+fn failed_runs_and_warmups_are_not_measured() {
+    let mut f = Fixture::new();
+    let id = f.session("a", "boot1", Some("g"), &runs(10.0, 0.01, 0));
+    f.session("b", "boot1", Some("g"), &runs(10.0, 0.01, 1));
+    let failed = StoredRun {
+        workload: "sched/pipe".into(),
+        error: Some("worker died".into()),
+        ..StoredRun::default()
+    };
+    let warmup = StoredRun {
+        warmup: true,
+        ..failed.clone()
+    };
+    f.store.insert_run(id, &failed).unwrap();
+    f.store
+        .insert_run(
+            id,
+            &StoredRun {
+                error: None,
+                values: vec![Value {
+                    metric: "usecs_per_op".into(),
+                    value: 1000.0,
+                    unit: "us/op".into(),
+                    higher_is_better: false,
+                    primary: true,
+                }],
+                ..warmup
+            },
+        )
+        .unwrap();
+    let report = f.compare("a", "b");
+    assert_eq!(report.base.runs, 12);
+    let row = primary(&report);
+    assert_eq!(row.n_a, 12);
+    assert!(row
+        .diagnostics
+        .iter()
+        .any(|d| matches!(d, Diagnostic::FailedRuns { count: 1, .. })));
+}
