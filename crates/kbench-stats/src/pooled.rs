@@ -376,8 +376,22 @@ pub fn compare_pooled_quantiles(
     results
 }
 
-/// Runs interleaved in one session: resample each side's runs, percentile interval
-/// of the log ratio of the pooled percentiles, and a two-sided bootstrap p.
+/// The tail probability of Hesterberg's (2015) expanded percentile interval: the
+/// plain percentile interval is too narrow for small n (about 5.6 % A/A claims with 10
+/// runs a side, in the Monte-Carlo), so its levels are those of a t interval scaled by
+/// √(n/(n − 1)): Φ(−√(n/(n − 1))·t(1 − α/2, n − 1)).
+fn expanded_tail(alpha: f64, n: usize) -> f64 {
+    if n < 2 {
+        return alpha / 2.0;
+    }
+    let n = n as f64;
+    let t = crate::special::t_quantile(1.0 - alpha / 2.0, n - 1.0);
+    crate::special::normal_cdf(-(n / (n - 1.0)).sqrt() * t)
+}
+
+/// Runs interleaved in one session: resample each side's runs, the expanded
+/// percentile interval of the log ratio of the pooled percentiles, and a two-sided
+/// bootstrap p.
 fn bootstrap_interleaved(
     grid: &Grid,
     (sa, sb): (&[Sparse], &[Sparse]),
@@ -411,10 +425,8 @@ fn bootstrap_interleaved(
         }
         d.sort_by(f64::total_cmp);
         let at = |p: f64| crate::descriptive::quantile_sorted(&d, p);
-        let (lo, hi) = (
-            at(opts.compare.alpha / 2.0),
-            at(1.0 - opts.compare.alpha / 2.0),
-        );
+        let tail = expanded_tail(opts.compare.alpha, sa.len().min(sb.len()));
+        let (lo, hi) = (at(tail), at(1.0 - tail));
         let (ma, mb) = (
             c.median_a.unwrap_or(f64::NAN),
             c.median_b.unwrap_or(f64::NAN),
@@ -429,7 +441,7 @@ fn bootstrap_interleaved(
         c.p_value = Some((2.0 * below.min(above) / d.len() as f64).min(1.0));
         c.verdict = verdict_from_interval((lo, hi), threshold, opts.compare.higher_is_better);
         c.method = format!(
-            "pooled percentile, runs resampled per side ({} resamples, seed {}), percentile interval",
+            "pooled percentile, runs resampled per side ({} resamples, seed {}), expanded percentile interval",
             opts.resamples, opts.seed
         );
     }
