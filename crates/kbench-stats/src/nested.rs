@@ -199,6 +199,23 @@ pub struct NestedInfo {
     pub units_needed: Option<usize>,
 }
 
+impl NestedInfo {
+    /// A design's info before any interval is made.
+    pub fn new(design: Design, runs_a: usize, runs_b: usize) -> NestedInfo {
+        NestedInfo {
+            design,
+            units_a: Vec::new(),
+            units_b: Vec::new(),
+            runs_a,
+            runs_b,
+            between: None,
+            df: None,
+            no_claim: None,
+            units_needed: None,
+        }
+    }
+}
+
 /// Options beyond [`CompareOptions`] for a replicated comparison.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NestedOptions {
@@ -625,15 +642,9 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
         unit_estimates(o, level).into_iter().map(|u| u.id).collect()
     };
     let mut info = NestedInfo {
-        design,
         units_a: units_of(a),
         units_b: units_of(b),
-        runs_a: a.len(),
-        runs_b: b.len(),
-        between: None,
-        df: None,
-        no_claim: None,
-        units_needed: None,
+        ..NestedInfo::new(design, a.len(), b.len())
     };
     if design == Design::Interleaved {
         let mut c = compare(&va, &vb, &opts.compare);

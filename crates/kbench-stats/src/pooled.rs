@@ -279,17 +279,7 @@ pub fn compare_pooled_quantiles(
             c.n_b = b.len();
             c.median_a = point_a.as_ref().map(|p| p[i]);
             c.median_b = point_b.as_ref().map(|p| p[i]);
-            c.nested = Some(NestedInfo {
-                design,
-                units_a: Vec::new(),
-                units_b: Vec::new(),
-                runs_a: a.len(),
-                runs_b: b.len(),
-                between: None,
-                df: None,
-                no_claim: None,
-                units_needed: None,
-            });
+            c.nested = Some(NestedInfo::new(design, a.len(), b.len()));
             c
         })
         .collect();

@@ -35,21 +35,12 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `YYYY-MM-DD HH:MM:SS` in UTC (Howard Hinnant's civil-from-days algorithm).
+/// `YYYY-MM-DD HH:MM:SS` in UTC.
 pub fn utc(unix_ns: u64) -> String {
-    let secs = unix_ns / 1_000_000_000;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let rem = unix_ns / 1_000_000_000 % 86_400;
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        "{} {:02}:{:02}:{:02}",
+        kbench_report::compare::civil_date(unix_ns),
         rem / 3600,
         rem % 3600 / 60,
         rem % 60
