@@ -13,6 +13,14 @@ pub const CALIBRATION_LABEL: &str = "kbench-calibration";
 pub const POOLED_QUANTILES: [(f64, &str); 4] =
     [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")];
 
+/// `p99` for 0.99, as reports name a pooled percentile.
+pub fn quantile_name(q: f64) -> String {
+    POOLED_QUANTILES
+        .iter()
+        .find(|(known, _)| *known == q)
+        .map_or_else(|| format!("q{q}"), |(_, name)| name.to_string())
+}
+
 /// A calibration older than this is still used, with a warning.
 pub const STALE_AFTER_DAYS: f64 = 30.0;
 
@@ -40,12 +48,10 @@ impl Fingerprint {
         }
     }
 
-    /// Whether a calibration with this fingerprint describes `machine`'s noise.
+    /// Whether a calibration with this fingerprint describes `machine`'s noise: the
+    /// same host name (known on both) and the same CPU models.
     pub fn same_machine(&self, machine: &Fingerprint) -> bool {
-        let hosts_agree = match (&self.host, &machine.host) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        };
+        let hosts_agree = matches!((&self.host, &machine.host), (Some(a), Some(b)) if a == b);
         hosts_agree && self.cpu_models == machine.cpu_models
     }
 

@@ -28,6 +28,9 @@ pub struct ReportOptions {
     pub now_unix_ns: u64,
 }
 
+/// The two-sided error rate of every interval (confidence 1 − α).
+pub const ALPHA: f64 = 0.05;
+
 /// The default floor of delta, percent.
 pub const DEFAULT_DELTA_PCT: f64 = 1.0;
 
@@ -35,7 +38,7 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             delta_pct: None,
-            alpha: 0.05,
+            alpha: ALPHA,
             seed: 20_261_201,
             use_calibration: true,
             now_unix_ns: 0,
@@ -58,15 +61,7 @@ fn load(store: &Store, label: &str) -> Result<Loaded, AnalysisError> {
 }
 
 fn side_summary(label: &str, loaded: &Loaded) -> SideSummary {
-    let sessions: BTreeSet<String> = loaded
-        .sessions
-        .iter()
-        .map(|s| {
-            s.interleave_group
-                .clone()
-                .unwrap_or_else(|| s.id.to_string())
-        })
-        .collect();
+    let sessions: BTreeSet<String> = loaded.sessions.iter().map(group::session_unit).collect();
     SideSummary {
         label: label.to_string(),
         runs: loaded.runs.iter().filter(|r| r.is_measured()).count(),
@@ -147,8 +142,14 @@ pub fn compare_labels(
         }
     }
     let (a, b) = (load(store, base)?, load(store, new)?);
-    let machine = calibration::fingerprint_of(&b.sessions)
-        .or_else(|| calibration::fingerprint_of(&a.sessions));
+    // A calibration describes one machine: both sides must have run on it.
+    let machine = match (
+        calibration::fingerprint_of(&a.sessions),
+        calibration::fingerprint_of(&b.sessions),
+    ) {
+        (Some(fa), Some(fb)) if fa.same_machine(&fb) => Some(fb),
+        _ => None,
+    };
     let calibration = match (&machine, opts.use_calibration) {
         (Some(m), true) => calibration::matching(store, m)?,
         _ => None,
@@ -282,10 +283,11 @@ fn calibration_used(
     }
 }
 
+/// Boots as the analysis counts them ([`group::boot_of_session`]).
 fn boots(sessions: &[SessionRow]) -> usize {
     sessions
         .iter()
-        .filter_map(|s| s.boot_id.as_deref())
+        .map(|s| group::boot_of_session(s.id, s.boot_id.as_deref()))
         .collect::<BTreeSet<_>>()
         .len()
 }
@@ -343,20 +345,8 @@ fn row_from(run: &RunKey, metric: &str, unit: &str, c: &Comparison, role: Role) 
         n_a: c.n_a,
         n_b: c.n_b,
         design: nested.map(|n| n.design),
-        units_a: nested.map_or(c.n_a, |n| {
-            if n.units_a.is_empty() {
-                c.n_a
-            } else {
-                n.units_a.len()
-            }
-        }),
-        units_b: nested.map_or(c.n_b, |n| {
-            if n.units_b.is_empty() {
-                c.n_b
-            } else {
-                n.units_b.len()
-            }
-        }),
+        units_a: nested.map_or(c.n_a, |n| units_shown(n, &n.units_a, c.n_a)),
+        units_b: nested.map_or(c.n_b, |n| units_shown(n, &n.units_b, c.n_b)),
         median_a: c.median_a,
         median_b: c.median_b,
         shift_pct: c.shift_pct,
@@ -377,6 +367,15 @@ fn row_from(run: &RunKey, metric: &str, unit: &str, c: &Comparison, role: Role) 
         row.runs_needed = None;
     }
     row
+}
+
+/// Replicates a side: its runs when runs are the units, else its sessions or boots.
+fn units_shown(n: &kbench_stats::NestedInfo, units: &[String], runs: usize) -> usize {
+    if n.design == Design::Interleaved {
+        runs
+    } else {
+        units.len()
+    }
 }
 
 /// What the engine found, as data.
@@ -435,14 +434,15 @@ fn comparison_diagnostics(c: &Comparison) -> Vec<Diagnostic> {
     out
 }
 
+/// Failed runs of the row's workload and parameters (a failed run has no variant).
 fn failed_runs(row: &mut CompareRow, key: &RunKey, a: &Loaded, b: &Loaded) {
     for (side, loaded) in [(SideName::Base, a), (SideName::New, b)] {
         let count = loaded
             .runs
             .iter()
-            .filter(|r| {
-                !r.run.warmup && !r.is_measured() && group::run_key(r).workload == key.workload
-            })
+            .filter(|r| !r.run.warmup && !r.is_measured())
+            .map(group::run_key)
+            .filter(|k| k.workload == key.workload && k.params == key.params)
             .count();
         if count > 0 {
             row.diagnostics.push(Diagnostic::FailedRuns { side, count });
@@ -473,17 +473,7 @@ fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareR
                     metric: name.clone(),
                     pooled_quantile: Some(q),
                 });
-                let positions =
-                    |runs: &[kbench_stats::RunHistogram]| -> Vec<kbench_stats::Observation> {
-                        runs.iter()
-                            .map(|r| kbench_stats::Observation {
-                                value: 1.0,
-                                boot: r.boot.clone(),
-                                session: r.session.clone(),
-                                order: r.order,
-                            })
-                            .collect()
-                    };
+                let positions = kbench_stats::pooled::positions;
                 let design = kbench_stats::choose_design(&positions(runs_a), &positions(runs_b));
                 let units = match design.level() {
                     Level::Run => runs_a.len().min(runs_b.len()),
@@ -605,12 +595,12 @@ fn modes_as_classes(side: &Side, name: SideName) -> Option<Diagnostic> {
 
 /// Benjamini-Hochberg across the rows (Benjamini & Hochberg 1995): a row may claim a
 /// difference only if the claim survives at the report's level, so that a report of
-/// 30 rows does not show a 5 % row's chance finding as a verdict. A claim that does not
-/// survive becomes `equivalent` (its interval is inside ±δ) or `inconclusive`, and
-/// the row says what it alone would have claimed.
+/// 30 rows does not show one row's 5 % chance finding as a verdict. A claim that does
+/// not survive becomes `inconclusive`, and the row says what it alone would have
+/// claimed.
 fn adjust_for_multiple_rows(rows: &mut [CompareRow], alpha: f64) {
     let with_p: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].p_value.is_some())
+        .filter(|&i| rows[i].p_value.is_some_and(f64::is_finite))
         .collect();
     let ps: Vec<f64> = with_p.iter().filter_map(|&i| rows[i].p_value).collect();
     let qs = kbench_stats::benjamini_hochberg(&ps);
@@ -618,18 +608,12 @@ fn adjust_for_multiple_rows(rows: &mut [CompareRow], alpha: f64) {
         let row = &mut rows[i];
         row.q_value = Some(q);
         if row.verdict.claims_difference() && q > alpha && ps.len() > 1 {
-            let inside = |v: Option<f64>| v.is_some_and(|v| v.abs() < row.delta_pct);
-            let downgraded = if inside(row.ci_low_pct) && inside(row.ci_high_pct) {
-                Verdict::Equivalent
-            } else {
-                Verdict::Inconclusive
-            };
             row.diagnostics.push(Diagnostic::NotSignificantAfterBh {
                 rows: ps.len(),
                 q,
                 row_verdict: row.verdict,
             });
-            row.verdict = downgraded;
+            row.verdict = Verdict::Inconclusive;
         }
     }
 }

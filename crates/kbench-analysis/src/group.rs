@@ -95,15 +95,30 @@ pub fn run_key(run: &RunRow) -> RunKey {
 /// The session a run counts in for replication: both sides of one `kbench ab` share
 /// their interleave group, since their runs alternate.
 pub fn replication_session(run: &RunRow, sessions: &BTreeMap<i64, &SessionRow>) -> String {
-    sessions
-        .get(&run.session_id)
-        .and_then(|s| s.interleave_group.clone())
-        .map(|g| format!("group:{g}"))
-        .unwrap_or_else(|| format!("session:{}", run.session_id))
+    sessions.get(&run.session_id).map_or_else(
+        || format!("session:{}", run.session_id),
+        |s| session_unit(s),
+    )
 }
 
 fn boot_of(run: &RunRow) -> String {
-    run.boot_id.clone().unwrap_or_else(|| "unknown".into())
+    boot_of_session(run.session_id, run.boot_id.as_deref())
+}
+
+/// The boot a session counts in for replication. A session whose boot is unknown (an
+/// import) is a boot of its own: two imports are never taken for one boot.
+pub fn boot_of_session(session_id: i64, boot_id: Option<&str>) -> String {
+    boot_id.map_or_else(|| format!("unknown:{session_id}"), str::to_string)
+}
+
+/// The session a stored session counts as for replication (see
+/// [`replication_session`]).
+pub fn session_unit(session: &SessionRow) -> String {
+    session
+        .interleave_group
+        .clone()
+        .map(|g| format!("group:{g}"))
+        .unwrap_or_else(|| format!("session:{}", session.id))
 }
 
 /// The CPU classes of each session, from its environment snapshot.

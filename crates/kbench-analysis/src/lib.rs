@@ -10,7 +10,7 @@ pub mod compare;
 pub mod group;
 pub mod model;
 
-pub use compare::{compare_labels, fails_on, ReportOptions, DEFAULT_DELTA_PCT};
+pub use compare::{compare_labels, fails_on, ReportOptions, ALPHA, DEFAULT_DELTA_PCT};
 pub use model::*;
 
 /// Why a comparison could not be made.

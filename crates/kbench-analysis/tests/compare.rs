@@ -193,7 +193,11 @@ fn calibrate(f: &mut Fixture, session_sd: f64) {
             label: "kbench-calibration".into(),
             created_unix_ns: 1,
             kbench_version: "test".into(),
-            fingerprint: serde_json::to_value(Fingerprint::default()).unwrap(),
+            fingerprint: serde_json::to_value(Fingerprint {
+                host: Some("test-host".into()),
+                ..Fingerprint::default()
+            })
+            .unwrap(),
             sessions: 5,
             boots: 1,
             components: vec![CalibrationComponent {
@@ -213,7 +217,11 @@ fn a_calibration_lets_one_session_a_side_claim_and_raises_delta() {
     let mut f = Fixture::new();
     calibrate(&mut f, 0.02);
     // Sessions with an environment have a machine to match the calibration's.
-    let env = serde_json::to_value(kbench_sys::EnvSnapshot::default()).unwrap();
+    let env = serde_json::to_value(kbench_sys::EnvSnapshot {
+        hostname: Some("test-host".into()),
+        ..kbench_sys::EnvSnapshot::default()
+    })
+    .unwrap();
     for (label, center, phase) in [("a", 10.0, 0), ("b", 13.0, 1), ("c", 10.1, 2)] {
         f.next_start += 1;
         let id = f

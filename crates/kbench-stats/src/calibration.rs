@@ -376,6 +376,9 @@ pub struct NestedCell {
     /// Run-to-run CV within a session, percent.
     pub within_cv_pct: f64,
     pub sessions_per_side: usize,
+    /// Sessions of the new side when it has other than `sessions_per_side` (the
+    /// one-against-many design, where a one-session side borrows the other's spread).
+    pub new_sessions: Option<usize>,
     pub runs_per_session: usize,
     /// With a calibration from five A/A sessions of the same machine.
     pub calibrated: bool,
@@ -404,12 +407,13 @@ pub const CALIBRATION_SESSIONS: usize = 5;
 fn nested_side(
     rng: &mut ChaCha8Rng,
     cell: &NestedCell,
+    sessions: usize,
     factor: f64,
     tag: &str,
     first_order: u32,
 ) -> Vec<crate::nested::Observation> {
     let mut out = Vec::new();
-    for s in 0..cell.sessions_per_side {
+    for s in 0..sessions {
         let offset = lognormal(rng, cell.session_sd_pct / 100.0);
         for r in 0..cell.runs_per_session {
             out.push(crate::nested::Observation {
@@ -493,10 +497,19 @@ fn nested_trial(
         };
         return crate::pooled::compare_pooled_quantiles(&a, &b, &[0.5], &opts).remove(0);
     }
-    let a = nested_side(rng, cell, 1.0, "a", 0);
-    let b = nested_side(rng, cell, factor, "b", 0);
+    let new_sessions = cell.new_sessions.unwrap_or(cell.sessions_per_side);
+    let a = nested_side(rng, cell, cell.sessions_per_side, 1.0, "a", 0);
+    let b = nested_side(rng, cell, new_sessions, factor, "b", 0);
     let calibration = cell.calibrated.then(|| {
-        crate::nested::noise_components(&nested_side(rng, &calibration_cell, 1.0, "cal", 0))
+        let sessions = calibration_cell.sessions_per_side;
+        crate::nested::noise_components(&nested_side(
+            rng,
+            &calibration_cell,
+            sessions,
+            1.0,
+            "cal",
+            0,
+        ))
     });
     crate::nested::compare_nested(
         &a,
@@ -555,6 +568,7 @@ pub fn nested_cells() -> Vec<NestedCell> {
                         session_sd_pct,
                         within_cv_pct,
                         sessions_per_side,
+                        new_sessions: None,
                         runs_per_session: 10,
                         calibrated,
                         pooled: false,
@@ -563,12 +577,31 @@ pub fn nested_cells() -> Vec<NestedCell> {
             }
         }
     }
-    for (session_sd_pct, calibrated) in [(0.0, false), (1.0, true), (3.0, true)] {
+    // One session against three, no calibration: the one borrows the three's spread.
+    for (session_sd_pct, new_sessions) in [(1.0, 3), (3.0, 3), (1.0, 5)] {
+        cells.push(NestedCell {
+            session_sd_pct,
+            within_cv_pct: 5.0,
+            sessions_per_side: 1,
+            new_sessions: Some(new_sessions),
+            runs_per_session: 10,
+            calibrated: false,
+            pooled: false,
+        });
+    }
+    for (session_sd_pct, runs_per_session, calibrated) in [
+        (0.0, 10, false),
+        (0.0, 5, false),
+        (1.0, 10, true),
+        (3.0, 10, true),
+        (1.0, 5, true),
+    ] {
         cells.push(NestedCell {
             session_sd_pct,
             within_cv_pct: 3.0,
             sessions_per_side: 1,
-            runs_per_session: 10,
+            new_sessions: None,
+            runs_per_session,
             calibrated,
             pooled: true,
         });
@@ -607,19 +640,33 @@ pub fn format_nested_table(rows: &[NestedRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<7} {:>5} {:>5} {:>4} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "metric", "sess%", "cv%", "sess", "cal", "claims", "limit", "noclm", "pow+2", "pow+5"
+        "{:<7} {:>5} {:>5} {:>4} {:>4} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "metric",
+        "sess%",
+        "cv%",
+        "sess",
+        "runs",
+        "cal",
+        "claims",
+        "limit",
+        "noclm",
+        "pow+2",
+        "pow+5"
     );
     for chunk in rows.chunks(3) {
         let [aa, two, five] = chunk else { continue };
         let c = &aa.cell;
         let _ = writeln!(
             out,
-            "{:<7} {:>5} {:>5} {:>4} {:>4} {:>6.3} {:>6.3} {:>6.2} {:>6.2} {:>6.2}",
+            "{:<7} {:>5} {:>5} {:>4} {:>4} {:>4} {:>6.3} {:>6.3} {:>6.2} {:>6.2} {:>6.2}",
             if c.pooled { "pooled" } else { "run" },
             c.session_sd_pct,
             c.within_cv_pct,
-            c.sessions_per_side,
+            match c.new_sessions {
+                Some(n) => format!("{}/{n}", c.sessions_per_side),
+                None => c.sessions_per_side.to_string(),
+            },
+            c.runs_per_session,
             if c.calibrated { "yes" } else { "no" },
             aa.claims_rate,
             aa.limit,

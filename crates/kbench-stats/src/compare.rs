@@ -613,7 +613,8 @@ pub(crate) fn side_diagnostics(
     let drift = drift_if_significant(&t, opts.alpha);
     let slope_rel = drift
         .as_ref()
-        .map(|d| d.slope_per_run / reference)
+        .and_then(|d| d.slope_per_run)
+        .map(|s| s / reference)
         .filter(|s| s.is_finite());
     let drifting = match (&drift, slope_rel) {
         (Some(d), Some(s)) => {

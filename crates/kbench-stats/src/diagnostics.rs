@@ -206,8 +206,9 @@ fn pooled_sd(x: &[f64], y: &[f64]) -> f64 {
 /// Drift of one sample over run order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
-    /// Theil-Sen slope per run, in the analysed units (log units ≈ fraction per run).
-    pub slope_per_run: f64,
+    /// Theil-Sen slope per run, in the analysed units (log units ≈ fraction per run);
+    /// `None` where it was not computed ([`drift_if_significant`]).
+    pub slope_per_run: Option<f64>,
     /// Mann-Kendall S = concordant − discordant pairs.
     pub mann_kendall_s: f64,
     /// Two-sided Mann-Kendall p-value.
@@ -396,7 +397,7 @@ fn mahonian_cdf(n: usize, k: usize) -> f64 {
 pub fn drift(y: &[f64]) -> Option<Drift> {
     let (s, p_value, method) = mann_kendall(y)?;
     Some(Drift {
-        slope_per_run: theil_sen_slope(y),
+        slope_per_run: Some(theil_sen_slope(y)),
         mann_kendall_s: s,
         p_value,
         method,
@@ -404,16 +405,12 @@ pub fn drift(y: &[f64]) -> Option<Drift> {
 }
 
 /// [`drift`], with the Theil-Sen slope computed only when the Mann-Kendall test
-/// rejects at `alpha` (NaN otherwise): the slope is what a report shows for a drift,
+/// rejects at `alpha`: the slope is what a report shows for a drift,
 /// and on 10,000 runs it costs more than the rest of a comparison.
 pub fn drift_if_significant(y: &[f64], alpha: f64) -> Option<Drift> {
     let (s, p_value, method) = mann_kendall(y)?;
     Some(Drift {
-        slope_per_run: if p_value < alpha {
-            theil_sen_slope(y)
-        } else {
-            f64::NAN
-        },
+        slope_per_run: (p_value < alpha).then(|| theil_sen_slope(y)),
         mann_kendall_s: s,
         p_value,
         method,

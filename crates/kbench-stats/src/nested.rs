@@ -242,7 +242,12 @@ fn unit_estimates_with(
     if level != Level::Boot {
         return sessions;
     }
-    let mut boots: Vec<(String, Vec<UnitEstimate>)> = Vec::new();
+    boot_means(&sessions)
+}
+
+/// Session estimates averaged per boot (the variance of a mean of k sessions: Σ/k²).
+pub(crate) fn boot_means(sessions: &[UnitEstimate]) -> Vec<UnitEstimate> {
+    let mut boots: Vec<(String, Vec<&UnitEstimate>)> = Vec::new();
     for s in sessions {
         match boots.iter_mut().find(|(b, _)| *b == s.boot) {
             Some((_, list)) => list.push(s),
@@ -252,18 +257,16 @@ fn unit_estimates_with(
     boots
         .into_iter()
         .map(|(boot, list)| {
-            let estimates: Vec<f64> = list.iter().map(|s| s.estimate).collect();
             let k = list.len() as f64;
-            let within: Option<f64> = list
-                .iter()
-                .map(|s| s.within_var)
-                .sum::<Option<f64>>()
-                .map(|v| v / (k * k));
             UnitEstimate {
                 id: boot.clone(),
                 boot,
-                estimate: mean(&estimates),
-                within_var: within,
+                estimate: list.iter().map(|s| s.estimate).sum::<f64>() / k,
+                within_var: list
+                    .iter()
+                    .map(|s| s.within_var)
+                    .sum::<Option<f64>>()
+                    .map(|v| v / (k * k)),
                 runs: list.iter().map(|s| s.runs).sum(),
             }
         })
@@ -368,23 +371,46 @@ pub fn components_from_units(sessions: &[UnitEstimate]) -> NoiseComponents {
     out
 }
 
-/// What a calibration lends a one-unit side at `level`: the spread of a whole
-/// session's (or boot's) estimate. `None` when it has no such spread (one session;
+/// What a calibration lends a one-unit side at `level` whose unit holds
+/// `sessions_in_unit` sessions: the spread of a whole session's estimate; for a boot,
+/// the spread of boot means measured with the calibration's m sessions a boot, plus
+/// σ²_session·(1/k − 1/m) for a boot of k < m sessions (Satterthwaite over both
+/// estimates' degrees of freedom). `None` when it has no such spread (one session;
 /// one boot).
-pub fn calibrated_between(cal: &NoiseComponents, level: Level) -> Option<BetweenUnit> {
-    let (sd, df, within) = match level {
+pub fn calibrated_between(
+    cal: &NoiseComponents,
+    level: Level,
+    sessions_in_unit: usize,
+) -> Option<BetweenUnit> {
+    let (var, df, within) = match level {
         Level::Run => return None,
-        Level::Session => (cal.session_sd?, cal.session_df, cal.session_within_var),
+        Level::Session => (
+            cal.session_sd?.powi(2),
+            cal.session_df as f64,
+            cal.session_within_var,
+        ),
         Level::Boot => {
-            let sessions = cal.sessions_per_boot.max(1.0);
-            (cal.boot_sd?, cal.boot_df, cal.session_within_var / sessions)
+            let m = cal.sessions_per_boot.max(1.0);
+            let k = (sessions_in_unit.max(1) as f64).min(m);
+            let boot_var = cal.boot_sd?.powi(2);
+            let extra = cal.session_sd.unwrap_or(0.0).powi(2) * (1.0 / k - 1.0 / m);
+            let terms = [
+                (boot_var, cal.boot_df as f64),
+                (extra, cal.session_df as f64),
+            ];
+            let df = if extra > 0.0 && cal.session_df > 0 {
+                satterthwaite(&terms)
+            } else {
+                cal.boot_df as f64
+            };
+            (boot_var + extra.max(0.0), df, cal.session_within_var / k)
         }
     };
-    (df >= 1).then_some(BetweenUnit {
+    (df >= 1.0 && cal.boots > 0).then_some(BetweenUnit {
         level,
-        unit_sd: sd,
+        unit_sd: var.sqrt(),
         included_within_var: within,
-        df: df as f64,
+        df,
         source: NoiseSource::Calibration,
     })
 }
@@ -412,17 +438,19 @@ pub struct UnitComparison {
 pub fn compare_units(
     a: &[UnitEstimate],
     b: &[UnitEstimate],
+    level: Level,
     paired: bool,
     between: Option<BetweenUnit>,
     opts: &CompareOptions,
 ) -> Option<UnitComparison> {
-    compare_units_on(a, b, paired, between, opts, Scale::Log)
+    compare_units_on(a, b, level, paired, between, opts, Scale::Log)
 }
 
 /// [`compare_units`] of estimates on `scale` (linear: values relative to a reference).
 fn compare_units_on(
     a: &[UnitEstimate],
     b: &[UnitEstimate],
+    level: Level,
     paired: bool,
     between: Option<BetweenUnit>,
     opts: &CompareOptions,
@@ -483,7 +511,7 @@ fn compare_units_on(
             return None;
         }
         Some(BetweenUnit {
-            level: Level::Session,
+            level,
             unit_sd: sample_variance(many_e)?.sqrt(),
             included_within_var: mean_within(many).unwrap_or(0.0),
             df: many.len() as f64 - 1.0,
@@ -503,16 +531,23 @@ fn compare_units_on(
         });
     };
     let unit_var = between.unit_sd * between.unit_sd;
-    // Both one-unit sides borrow the same estimate: one term of twice the variance,
-    // with that estimate's degrees of freedom (not two independent terms).
+    // Every use of one variance estimate goes into one term with that estimate's
+    // degrees of freedom: both one-unit sides borrowing the same calibrated spread
+    // (twice the variance), or a one-unit side borrowing the spread of the other
+    // side's n units, whose mean then has the same estimate over n (s²·(1 + 1/n),
+    // n − 1 df: Satterthwaite over two "independent" terms would give up to twice
+    // the degrees of freedom, and too many claims).
     let borrowers = [a, b].iter().filter(|side| side.len() < 2).count() as f64;
-    let mut terms: Vec<(f64, f64)> = vec![(borrowers * unit_var, between.df)];
+    let mut borrowed = borrowers * unit_var;
+    let mut terms: Vec<(f64, f64)> = Vec::new();
     for (side, e) in [(a, &ea), (b, &eb)] {
         if side.len() >= 2 {
-            terms.push((
-                sample_variance(e)? / side.len() as f64,
-                side.len() as f64 - 1.0,
-            ));
+            let term = sample_variance(e)? / side.len() as f64;
+            if between.source == NoiseSource::OtherSide {
+                borrowed += term;
+            } else {
+                terms.push((term, side.len() as f64 - 1.0));
+            }
         } else {
             let unit = &side[0];
             // A side noisier within its unit than the borrowed spread allows for.
@@ -522,6 +557,7 @@ fn compare_units_on(
             }
         }
     }
+    terms.push((borrowed, between.df));
     let var: f64 = terms.iter().map(|t| t.0).sum();
     let df = satterthwaite(&terms);
     let unit_sd = between.unit_sd;
@@ -600,16 +636,30 @@ pub fn units_needed(unit_sd: f64, delta_pct: f64, alpha: f64) -> Option<usize> {
     crate::compare::runs_needed(unit_sd, threshold_rel(Scale::Log, delta_pct), alpha)
 }
 
+/// Units per side that would settle an inconclusive unit comparison: from the unit
+/// spread when known, more than there are; 3 (the fewest that give a spread worth
+/// having) when there is none.
+pub(crate) fn units_to_settle(
+    u: &UnitComparison,
+    units_now: usize,
+    opts: &CompareOptions,
+) -> Option<usize> {
+    match u.unit_sd {
+        Some(sd) => units_needed(sd, opts.delta_pct, opts.alpha).map(|k| k.max(units_now + 1)),
+        None => Some(3.max(units_now + 1)),
+    }
+}
+
 /// The smallest change (percent) this machine can resolve with `units` sessions (or
-/// boots) a side: the half-width of the 95 % interval of the difference, from the
-/// calibrated variance of one unit made of `runs_per_unit` runs.
+/// boots of one session each) a side: the half-width of the (1 − α) interval of the
+/// difference, from the calibrated spread of one unit.
 pub fn resolvable_change_pct(
     cal: &NoiseComponents,
     level: Level,
     units: usize,
     alpha: f64,
 ) -> Option<f64> {
-    let between = calibrated_between(cal, level)?;
+    let between = calibrated_between(cal, level, 1)?;
     let unit_var = between.unit_sd * between.unit_sd;
     let k = units.max(1) as f64;
     let df = if units >= 2 {
@@ -619,6 +669,39 @@ pub fn resolvable_change_pct(
     };
     let half = t_quantile(1.0 - alpha / 2.0, df) * (2.0 * unit_var / k).sqrt();
     Some(100.0 * half.exp_m1())
+}
+
+/// A side's values in run order with each session's offset removed (its mean log,
+/// or mean, moved to the side's): what is left is the run-to-run behaviour.
+fn within_sessions(obs: &[Observation], scale: Scale) -> Vec<f64> {
+    let forward = |v: f64| match scale {
+        Scale::Log => v.ln(),
+        Scale::Linear => v,
+    };
+    let back = |v: f64| match scale {
+        Scale::Log => v.exp(),
+        Scale::Linear => v,
+    };
+    let mut ordered: Vec<&Observation> = obs.iter().collect();
+    ordered.sort_by_key(|o| o.order);
+    let sessions = group_sessions(&ordered, &forward);
+    let grand = mean(&ordered.iter().map(|o| forward(o.value)).collect::<Vec<_>>());
+    ordered
+        .iter()
+        .map(|o| {
+            let offset = sessions
+                .iter()
+                .find(|s| s.id == o.session)
+                .map_or(0.0, |s| s.estimate - grand);
+            back(forward(o.value) - offset)
+        })
+        .collect()
+}
+
+/// Sessions per unit of a side (1 for session units).
+fn sessions_per_unit(obs: &[Observation], units: &[UnitEstimate]) -> usize {
+    let sessions: BTreeSet<&str> = obs.iter().map(|o| o.session.as_str()).collect();
+    (sessions.len() / units.len().max(1)).max(1)
 }
 
 /// Compares B against A respecting the replication ([`choose_design`]). Interleaved
@@ -676,13 +759,16 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
     );
     let paired = matches!(design, Design::Paired(_));
     let between = match scale {
-        Scale::Log => opts
-            .calibration
-            .as_ref()
-            .and_then(|cal| calibrated_between(cal, level)),
+        Scale::Log => opts.calibration.as_ref().and_then(|cal| {
+            calibrated_between(
+                cal,
+                level,
+                sessions_per_unit(a, &ua).min(sessions_per_unit(b, &ub)),
+            )
+        }),
         Scale::Linear => None,
     };
-    let Some(u) = compare_units_on(&ua, &ub, paired, between, &opts.compare, scale) else {
+    let Some(u) = compare_units_on(&ua, &ub, level, paired, between, &opts.compare, scale) else {
         c.notes
             .push(format!("too few {}s for an interval", level.as_str()));
         c.nested = Some(info);
@@ -720,18 +806,17 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
     c.verdict = u.verdict;
     c.runs_needed = None;
     if u.verdict == Verdict::Inconclusive {
-        info.units_needed = match u.unit_sd {
-            Some(sd) => units_needed(sd, opts.compare.delta_pct, opts.compare.alpha)
-                .map(|k| k.max(ua.len().max(ub.len()) + 1)),
-            None => Some(3),
-        };
+        info.units_needed = units_to_settle(&u, ua.len().max(ub.len()), &opts.compare);
     }
     info.between = u.between;
     info.df = u.df;
     info.no_claim = u.no_claim;
+    // Within-session diagnostics: a session's offset is a step in run order, not a
+    // drift, and its runs are not outliers of the other sessions (the units carry it).
+    let (ra, rb) = (within_sessions(a, scale), within_sessions(b, scale));
     c.diagnostics = Some(Diagnostics {
-        a: side_diagnostics(&va, &opts.compare, scale),
-        b: side_diagnostics(&vb, &opts.compare, scale),
+        a: side_diagnostics(&ra, &opts.compare, scale),
+        b: side_diagnostics(&rb, &opts.compare, scale),
         verdict_without_outliers: None,
         shift_pct_without_outliers: None,
         shape: None,

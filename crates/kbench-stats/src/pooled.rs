@@ -18,8 +18,8 @@ use crate::compare::{
     Scale, Verdict,
 };
 use crate::nested::{
-    calibrated_between, choose_design, compare_units, units_needed, Design, Level, NestedInfo,
-    NoiseComponents, NoiseSource, Observation, UnitEstimate,
+    calibrated_between, choose_design, compare_units, Design, Level, NestedInfo, NoiseComponents,
+    NoiseSource, Observation, UnitEstimate,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -138,6 +138,18 @@ fn resample(rng: &mut ChaCha8Rng, from: &[usize], into: &mut Vec<usize>) {
     into.extend((0..from.len()).map(|_| from[rng.random_range(0..from.len())]));
 }
 
+/// Where each run was made, as observations (for [`choose_design`] and unit counts).
+pub fn positions(runs: &[RunHistogram]) -> Vec<Observation> {
+    runs.iter()
+        .map(|r| Observation {
+            value: 1.0,
+            boot: r.boot.clone(),
+            session: r.session.clone(),
+            order: r.order,
+        })
+        .collect()
+}
+
 /// The q-quantile of the histograms of `runs` merged.
 pub fn pooled_quantile(runs: &[RunHistogram], q: f64) -> Option<f64> {
     let grid = Grid::new(runs.iter());
@@ -160,7 +172,7 @@ pub fn session_estimates(
     let grid = Grid::new(runs.iter());
     let sparse: Vec<Sparse> = runs.iter().map(|r| grid.sparse(r)).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    units(runs, Level::Session)
+    sessions(runs)
         .into_iter()
         .filter_map(|(id, boot, members)| {
             unit_estimate(
@@ -178,20 +190,34 @@ pub fn session_estimates(
         .collect()
 }
 
-/// Groups run indices into units of `level`, in order of first run.
-fn units(runs: &[RunHistogram], level: Level) -> Vec<(String, String, Vec<usize>)> {
+/// Runs a side below which the interleaved bootstrap gives no interval.
+pub const MIN_INTERLEAVED_RUNS: usize = 5;
+
+/// The ids of a side's units of `level`, in order of first run (none for runs).
+fn unit_ids(runs: &[RunHistogram], level: Level) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for (session, boot, _) in sessions(runs) {
+        let id = match level {
+            Level::Run => continue,
+            Level::Session => session,
+            Level::Boot => boot,
+        };
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// Groups run indices into sessions, in order of first run.
+fn sessions(runs: &[RunHistogram]) -> Vec<(String, String, Vec<usize>)> {
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by_key(|&i| runs[i].order);
     let mut out: Vec<(String, String, Vec<usize>)> = Vec::new();
     for i in order {
-        let id = match level {
-            Level::Boot => runs[i].boot.clone(),
-            Level::Session => runs[i].session.clone(),
-            Level::Run => i.to_string(),
-        };
-        match out.iter_mut().find(|u| u.0 == id) {
+        match out.iter_mut().find(|u| u.0 == runs[i].session) {
             Some(u) => u.2.push(i),
-            None => out.push((id, runs[i].boot.clone(), vec![i])),
+            None => out.push((runs[i].session.clone(), runs[i].boot.clone(), vec![i])),
         }
     }
     out
@@ -248,16 +274,6 @@ pub fn compare_pooled_quantiles(
     qs: &[f64],
     opts: &PooledOptions,
 ) -> Vec<Comparison> {
-    let positions = |runs: &[RunHistogram]| -> Vec<Observation> {
-        runs.iter()
-            .map(|r| Observation {
-                value: 1.0,
-                boot: r.boot.clone(),
-                session: r.session.clone(),
-                order: r.order,
-            })
-            .collect()
-    };
     let design = choose_design(&positions(a), &positions(b));
     let grid = Grid::new(a.iter().chain(b));
     let (sa, sb): (Vec<Sparse>, Vec<Sparse>) = (
@@ -279,7 +295,11 @@ pub fn compare_pooled_quantiles(
             c.n_b = b.len();
             c.median_a = point_a.as_ref().map(|p| p[i]);
             c.median_b = point_b.as_ref().map(|p| p[i]);
-            c.nested = Some(NestedInfo::new(design, a.len(), b.len()));
+            c.nested = Some(NestedInfo {
+                units_a: unit_ids(a, level),
+                units_b: unit_ids(b, level),
+                ..NestedInfo::new(design, a.len(), b.len())
+            });
             c
         })
         .collect();
@@ -293,6 +313,16 @@ pub fn compare_pooled_quantiles(
         return results;
     }
     if design == Design::Interleaved {
+        // With few runs a side, complete separation of the runs' percentiles (2/C(2n, n)
+        // under A/A: 10 % for 3 runs) puts every resample on one side of 0.
+        if a.len().min(b.len()) < MIN_INTERLEAVED_RUNS {
+            for c in &mut results {
+                c.notes.push(format!(
+                    "fewer than {MIN_INTERLEAVED_RUNS} runs a side: no interval for a pooled percentile"
+                ));
+            }
+            return results;
+        }
         bootstrap_interleaved(&grid, (&sa, &sb), qs, opts, &mut rng, &mut results);
         return results;
     }
@@ -301,7 +331,9 @@ pub fn compare_pooled_quantiles(
                       rng: &mut ChaCha8Rng|
      -> Vec<Vec<UnitEstimate>> {
         let mut per_q: Vec<Vec<UnitEstimate>> = vec![Vec::new(); qs.len()];
-        for (id, boot, members) in units(runs, level) {
+        // Sessions first; a boot's estimate is the mean of its sessions' estimates, as
+        // for per-run metrics and as the calibration measures a boot.
+        for (id, boot, members) in sessions(runs) {
             let estimates = unit_estimate(
                 &grid,
                 sparse,
@@ -316,19 +348,30 @@ pub fn compare_pooled_quantiles(
                 q.push(e);
             }
         }
+        if level == Level::Boot {
+            per_q = per_q
+                .into_iter()
+                .map(|s| crate::nested::boot_means(&s))
+                .collect();
+        }
         per_q
     };
     let (ua, ub) = (side_units(a, &sa, &mut rng), side_units(b, &sb, &mut rng));
     let between = opts
         .calibration
         .as_ref()
-        .and_then(|cal| calibrated_between(cal, level));
+        .and_then(|cal| calibrated_between(cal, level, 1));
     for (i, c) in results.iter_mut().enumerate() {
         let info = c.nested.as_mut().expect("set above");
-        info.units_a = ua[i].iter().map(|u| u.id.clone()).collect();
-        info.units_b = ub[i].iter().map(|u| u.id.clone()).collect();
         let paired = matches!(design, Design::Paired(_));
-        let Some(u) = compare_units(&ua[i], &ub[i], paired, between.clone(), &opts.compare) else {
+        let Some(u) = compare_units(
+            &ua[i],
+            &ub[i],
+            level,
+            paired,
+            between.clone(),
+            &opts.compare,
+        ) else {
             c.notes
                 .push(format!("too few {}s for an interval", level.as_str()));
             continue;
@@ -354,10 +397,8 @@ pub fn compare_pooled_quantiles(
             opts.seed
         );
         if u.verdict == Verdict::Inconclusive {
-            info.units_needed = match u.unit_sd {
-                Some(sd) => units_needed(sd, opts.compare.delta_pct, opts.compare.alpha),
-                None => Some(3),
-            };
+            let now = ua[i].len().max(ub[i].len());
+            info.units_needed = crate::nested::units_to_settle(&u, now, &opts.compare);
         }
         info.between = u.between;
         info.df = u.df;

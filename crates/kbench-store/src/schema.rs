@@ -150,11 +150,28 @@ pub const MIGRATIONS: &[&str] = &[
     // session effect) and calibrations of a machine's noise (`kbench calibrate`).
     r#"
     ALTER TABLE sessions ADD COLUMN interleave_group TEXT;
-    -- Older `kbench ab` invocations began their two sessions one after the other:
-    -- pair them in id order.
-    UPDATE sessions SET interleave_group = 'legacy-ab-' || (id - (
-        SELECT count(*) FROM sessions o WHERE o.kind = 'ab' AND o.id < sessions.id) % 2)
+    -- An older `kbench ab` began its two sessions one after the other, with one
+    -- command line in one boot: pair each with its nearest such session in time.
+    CREATE TEMP TABLE ab_sessions AS
+        SELECT id, label, command_line, coalesce(boot_id, 'unknown') AS boot,
+               started_unix_ns AS started
+        FROM sessions WHERE kind = 'ab';
+    CREATE TEMP TABLE ab_pairs AS
+        SELECT x.id AS id, x.boot AS boot, min(x.id, coalesce(
+            (SELECT min(y.id) FROM ab_sessions y
+             WHERE y.id != x.id AND y.label != x.label AND y.command_line = x.command_line
+               AND y.boot = x.boot
+               AND abs(y.started - x.started) = (
+                   SELECT min(abs(z.started - x.started)) FROM ab_sessions z
+                   WHERE z.id != x.id AND z.label != x.label
+                     AND z.command_line = x.command_line AND z.boot = x.boot)),
+            x.id)) AS first
+        FROM ab_sessions x;
+    UPDATE sessions SET interleave_group = (
+        SELECT 'legacy-ab-' || p.boot || '-' || p.first FROM ab_pairs p WHERE p.id = sessions.id)
     WHERE kind = 'ab';
+    DROP TABLE ab_pairs;
+    DROP TABLE ab_sessions;
 
     CREATE TABLE calibrations (
         id              INTEGER PRIMARY KEY,

@@ -222,7 +222,11 @@ fn a_version_1_database_opens_migrated() {
     let ab_session = &store.sessions("ab-a").unwrap()[0];
     assert_eq!(
         ab_session.interleave_group,
-        Some(format!("legacy-ab-{}", ab_session.id))
+        Some(format!(
+            "legacy-ab-{}-{}",
+            ab_session.boot_id.as_deref().unwrap_or("unknown"),
+            ab_session.id
+        ))
     );
     assert_eq!(store.sessions("base").unwrap()[0].interleave_group, None);
     let ab = store.runs("ab-a").unwrap();

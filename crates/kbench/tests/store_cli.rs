@@ -642,7 +642,7 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
     let report = db.json(&[
         "ab",
         "--runs",
-        "3",
+        "5",
         "--warmup",
         "0",
         "--format",
@@ -655,7 +655,7 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
         "wakeup:--wakes 400 --warmup 20 --gap-us 200 --inject-delay-us 200",
     ]);
     let per_run = row(&report, "ab", "wake_latency_p50_ns");
-    assert_eq!(per_run["n_a"], 3);
+    assert_eq!(per_run["n_a"], 5);
     let pooled = report["rows"]
         .as_array()
         .unwrap()
@@ -667,7 +667,7 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
         })
         .unwrap_or_else(|| panic!("no pooled p50 row in {report}"));
     assert_eq!(pooled["verdict"], "regression", "{pooled}");
-    assert_eq!(pooled["n_a"], 3, "runs are the replicates: {pooled}");
+    assert_eq!(pooled["n_a"], 5, "runs are the replicates: {pooled}");
     let pooled_samples = pooled["diagnostics"]
         .as_array()
         .unwrap()
@@ -683,7 +683,7 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
         (150_000.0..400_000.0).contains(&moved_ns),
         "a 200 us delay moved p50 by {moved_ns} ns"
     );
-    assert!(row(&report, "ab", "call_ipis_per_op")["n_a"] == 3);
+    assert!(row(&report, "ab", "call_ipis_per_op")["n_a"] == 5);
     // ab keeps the workload's own record, and what each side ran beside it.
     assert_eq!(
         db.count(

@@ -64,13 +64,10 @@ pub fn p_text(value: Option<f64>) -> String {
 /// The metric as a reader names it: `wake_latency p99 pooled` for a pooled row.
 pub fn metric_text(row: &CompareRow) -> String {
     match &row.kind {
-        RowKind::PooledPercentile { series, quantile } => {
-            let name = kbench_analysis::calibration::POOLED_QUANTILES
-                .iter()
-                .find(|(q, _)| q == quantile)
-                .map_or_else(|| format!("q{quantile}"), |(_, n)| n.to_string());
-            format!("{series} {name} pooled")
-        }
+        RowKind::PooledPercentile { series, quantile } => format!(
+            "{series} {} pooled",
+            kbench_analysis::calibration::quantile_name(*quantile)
+        ),
         _ => row.metric.clone(),
     }
 }
@@ -92,6 +89,9 @@ pub fn unit_word(level: Level, n: usize) -> String {
 
 /// The design in a few words: "runs interleaved", "3 vs 3 sessions", "4 paired boots".
 pub fn design_text(row: &CompareRow) -> String {
+    if row.kind == RowKind::Summary {
+        return "summaries".into();
+    }
     match row.design {
         None | Some(Design::Interleaved) => "runs interleaved in one session".into(),
         Some(Design::Paired(level)) => {
@@ -317,7 +317,7 @@ pub fn note_text(n: &ReportNote, r: &CompareReport) -> String {
 /// The noise model of the header: which calibration, and its warnings.
 pub fn noise_text(r: &CompareReport) -> String {
     let Some(c) = &r.calibration else {
-        return "noise: no calibration of this machine (kbench calibrate); one-session sides make no claim".into();
+        return "noise: no calibration of this machine (kbench calibrate): a side with one session or boot borrows nothing, so rows with one a side make no claim".into();
     };
     let date = civil_date(c.created_unix_ns);
     let mut out = format!(

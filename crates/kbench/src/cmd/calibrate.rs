@@ -6,7 +6,7 @@ use crate::cmd::run::{self, RunArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_analysis::calibration::{self, Calibration, Fingerprint, CALIBRATION_LABEL};
-use kbench_report::compare::{civil_date, figure};
+use kbench_report::compare::civil_date;
 use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
@@ -117,7 +117,7 @@ fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
         ));
     };
     if args.json {
-        let lines = calibration::resolvable(&cal, 0.05);
+        let lines = calibration::resolvable(&cal, kbench_analysis::ALPHA);
         let value = serde_json::json!({
             "calibration_id": cal.row.id,
             "created_unix_ns": cal.row.created_unix_ns,
@@ -133,17 +133,6 @@ fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `p99` for 0.99, as the pooled rows of compare name them.
-fn quantile_name(q: f64) -> String {
-    calibration::POOLED_QUANTILES
-        .iter()
-        .find(|(known, _)| *known == q)
-        .map_or_else(
-            || format!("q{}", figure(Some(q))),
-            |(_, name)| name.to_string(),
-        )
-}
-
 fn pct(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
@@ -154,7 +143,7 @@ fn pct(v: Option<f64>) -> String {
 
 /// The resolvable changes, one line per metric, in at most 80 columns.
 fn resolvable_text(cal: &Calibration) -> String {
-    let lines = calibration::resolvable(cal, 0.05);
+    let lines = calibration::resolvable(cal, kbench_analysis::ALPHA);
     let level = lines.first().map_or("session", |l| l.level.as_str());
     let mut out = kbench_report::compare::wrap(&format!(
         "kbench calibrate: calibration {} of this machine, {} ({} session{} in {} boot{}, kernel {})",
@@ -181,7 +170,7 @@ fn resolvable_text(cal: &Calibration) -> String {
             last_key = key;
         }
         let metric = match l.pooled_quantile {
-            Some(q) => format!("{} {} pooled", l.metric, quantile_name(q)),
+            Some(q) => format!("{} {} pooled", l.metric, calibration::quantile_name(q)),
             None => l.metric.clone(),
         };
         let between = if l.level == kbench_stats::Level::Boot {

@@ -45,7 +45,7 @@ impl VerdictArgs {
         }
         Ok(ReportOptions {
             delta_pct: self.delta,
-            alpha: 0.05,
+            alpha: kbench_analysis::ALPHA,
             seed: self.seed,
             use_calibration: !self.no_calibration,
             now_unix_ns: crate::session::unix_now_ns(),

@@ -249,6 +249,7 @@ fn side_diagnostics(tag: &str, s: &SideDiagnostics) -> String {
             let flag = if s.drifting { "DRIFT " } else { "" };
             format!("{flag}{slope:+.3}%/run p={:.2}", d.p_value)
         }
+        (Some(d), None) => format!("no trend p={:.2}", d.p_value),
         _ => "-".to_string(),
     };
     format!("  {tag}: outliers {outliers}; {modes}; {drift}\n")
