@@ -167,7 +167,7 @@ pub fn compare_labels(
         let Some(side_b) = groups_b.get(key) else {
             continue;
         };
-        let mut pooled = per_run_row(key, side_a, side_b, &ctx, "");
+        let mut pooled = per_run_row(key, side_a, side_b, &ctx, None);
         failed_runs(&mut pooled, &key.run, &a, &b);
         let split = split_by_class(key, side_a, side_b, &ctx);
         if !split.is_empty() {
@@ -293,7 +293,7 @@ fn boots(sessions: &[SessionRow]) -> usize {
 }
 
 /// A per-run metric of one key, both sides, at the replication level the runs have.
-fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: &str) -> CompareRow {
+fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: Option<&str>) -> CompareRow {
     let noise = ctx.noise(&ComponentKey {
         run: key.run.clone(),
         metric: key.metric.clone(),
@@ -324,7 +324,7 @@ fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: &str) -> C
             Role::Secondary
         },
     );
-    r.cpu_classes = classes.to_string();
+    r.cpu_classes = classes.unwrap_or_default().to_string();
     r.diagnostics.extend(raised);
     r
 }
@@ -424,11 +424,9 @@ fn comparison_diagnostics(c: &Comparison) -> Vec<Diagnostic> {
             out.push(Diagnostic::ShapeChanged);
         }
     }
-    // The engine's own note on outliers repeats WithoutOutliers.
     out.extend(
         c.notes
             .iter()
-            .filter(|n| !n.starts_with("without the flagged outliers"))
             .map(|n| Diagnostic::Engine { text: n.clone() }),
     );
     out
@@ -535,7 +533,7 @@ fn split_by_class(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Vec<CompareRo
             if sa.observations.len() < 2 || sb.observations.len() < 2 {
                 return None;
             }
-            Some(per_run_row(key, &sa, &sb, ctx, class))
+            Some(per_run_row(key, &sa, &sb, ctx, Some(class)))
         })
         .collect()
 }

@@ -349,8 +349,10 @@ fn failed_runs_and_warmups_are_not_measured() {
     let mut f = Fixture::new();
     let id = f.session("a", "boot1", Some("g"), &runs(10.0, 0.01, 0));
     f.session("b", "boot1", Some("g"), &runs(10.0, 0.01, 1));
+    // A failed run keeps its workload and parameters; it has no variant.
     let failed = StoredRun {
         workload: "sched/pipe".into(),
+        params: BTreeMap::from([("loop".to_string(), serde_json::json!(1000))]),
         error: Some("worker died".into()),
         ..StoredRun::default()
     };

@@ -424,17 +424,16 @@ fn insufficient(
     }
 }
 
-/// An "insufficient" comparison for callers that fill in their own estimate.
+/// An "insufficient" comparison without a note, for callers that fill in their own
+/// estimate (or say why not).
 pub(crate) fn insufficient_comparison(
     a: &[f64],
     b: &[f64],
     opts: &CompareOptions,
     scale: Scale,
-    method: &str,
-    note: Option<String>,
 ) -> Comparison {
-    let mut c = insufficient(a, b, opts, scale, method, note.unwrap_or_default());
-    c.notes.retain(|n| !n.is_empty());
+    let mut c = insufficient(a, b, opts, scale, "none", String::new());
+    c.notes.clear();
     c
 }
 
@@ -502,11 +501,6 @@ fn compare_in_order(
     let mut notes = Vec::new();
     if scale == Scale::Linear {
         notes.push("some values are <= 0: shift computed on raw values relative to |median A|, not as a ratio".to_string());
-    }
-    if let Some(v) = diagnostics.verdict_without_outliers {
-        notes.push(format!(
-            "without the flagged outliers the verdict would be {v}"
-        ));
     }
     if core.verdict == Verdict::Equivalent {
         if let Some((low, high)) = core.estimate.ci_rel {

@@ -742,7 +742,7 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
         Scale::Linear
     };
     let reference = mean(&va).abs();
-    let mut c = insufficient_comparison(&va, &vb, &opts.compare, scale, "none", None);
+    let mut c = insufficient_comparison(&va, &vb, &opts.compare, scale);
     if scale == Scale::Linear && !(reference > 0.0 && reference.is_finite()) {
         c.notes
             .push("values <= 0 with a mean of 0 on the base side: no relative change".into());

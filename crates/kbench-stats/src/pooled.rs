@@ -290,7 +290,7 @@ pub fn compare_pooled_quantiles(
         .iter()
         .enumerate()
         .map(|(i, _)| {
-            let mut c = insufficient_comparison(&[], &[], &opts.compare, Scale::Log, "none", None);
+            let mut c = insufficient_comparison(&[], &[], &opts.compare, Scale::Log);
             c.n_a = a.len();
             c.n_b = b.len();
             c.median_a = point_a.as_ref().map(|p| p[i]);

@@ -115,6 +115,8 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     let text = ok(&db, &["compare", "first", "second"]);
     assert!(text.contains("kbench calibrate"), "{text}");
 
+    // Ten sessions: this VM's IPI round trip moves by up to ±10% over minutes (24
+    // sessions of it ranged 12.7-17.7 us), which five 15-second sessions can miss.
     ok(
         &db,
         &[
@@ -123,7 +125,7 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
             "--runs",
             RUNS,
             "--sessions",
-            "5",
+            "10",
             "--seed",
             "7",
         ],

@@ -692,11 +692,11 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
              AND json_extract(ab_side, '$.workload') = 'sched/wakeup'
              AND json_extract(ab_side, '$.variant') = 'idle-futex'"
         ),
-        6
+        10
     );
     assert_eq!(
         db.count("SELECT count(*) FROM runs WHERE json_extract(ab_side, '$.side') = 'b' AND json_extract(ab_side, '$.params.\"inject-delay-us\"') = 200"),
-        3
+        5
     );
     assert_eq!(
         primary_metrics(&db),

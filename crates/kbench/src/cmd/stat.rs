@@ -302,29 +302,19 @@ fn render_text(c: &Comparison, a_path: &Path, b_path: &Path) -> String {
             ));
         }
     }
+    if let Some(v) = c
+        .diagnostics
+        .as_ref()
+        .and_then(|d| d.verdict_without_outliers)
+    {
+        let note = format!("note: without the flagged outliers the verdict would be {v}");
+        out.push_str(&kbench_report::compare::wrap(&note, "  "));
+    }
     for note in &c.notes {
-        out.push_str(&wrap(&format!("note: {note}"), 80));
-    }
-    out
-}
-
-/// Greedy word wrap with a two-space hanging indent.
-fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            out.push_str(&line);
-            out.push('\n');
-            line = "  ".to_string();
-        } else if !line.is_empty() && line != "  " {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.trim().is_empty() {
-        out.push_str(&line);
-        out.push('\n');
+        out.push_str(&kbench_report::compare::wrap(
+            &format!("note: {note}"),
+            "  ",
+        ));
     }
     out
 }
