@@ -112,7 +112,9 @@ pub struct CompareRow {
     /// Replicates a side at the design's level (runs, sessions or boots).
     pub units_a: usize,
     pub units_b: usize,
-    /// Medians (pooled percentiles for pooled rows, means for summaries).
+    /// Medians of the runs for interleaved runs; for sessions or boots as units, the
+    /// geometric mean of the unit means (the shift is their ratio); pooled
+    /// percentiles for pooled rows; means for summaries.
     pub median_a: Option<f64>,
     pub median_b: Option<f64>,
     pub shift_pct: Option<f64>,

@@ -136,6 +136,8 @@ pub struct Comparison {
     pub n_b: usize,
     pub summary_a: Summary,
     pub summary_b: Summary,
+    /// The centres compared: medians of the runs, or for sessions and boots as units
+    /// the geometric mean of the unit means (see [`crate::nested::compare_nested`]).
     pub median_a: Option<f64>,
     pub median_b: Option<f64>,
     /// Shift of B relative to A in percent (+ means B larger).

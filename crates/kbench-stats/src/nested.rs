@@ -823,6 +823,17 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
     });
     c.summary_a = describe(&va);
     c.summary_b = describe(&vb);
+    // The centres the shift is the ratio of: the geometric mean of the unit means
+    // (or their mean, on the linear scale), not the median of all runs.
+    let centre = |units: &[UnitEstimate]| -> f64 {
+        let m = mean(&units.iter().map(|u| u.estimate).collect::<Vec<_>>());
+        match scale {
+            Scale::Log => m.exp(),
+            Scale::Linear => m * reference,
+        }
+    };
+    c.median_a = Some(centre(&ua));
+    c.median_b = Some(centre(&ub));
     c.nested = Some(info);
     c
 }

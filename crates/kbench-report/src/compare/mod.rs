@@ -225,13 +225,13 @@ pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
             unit_cv_pct,
             df,
         } => format!(
-            "one {} on a side: its {}-to-{} spread ({unit_cv_pct:.2}%, {df:.0} df) is {}",
+            "one {} on a side: the {}-to-{} spread ({unit_cv_pct:.2}%, {df:.0} df) is borrowed from {}",
             level.as_str(),
             level.as_str(),
             level.as_str(),
             match source {
-                NoiseSource::Calibration => "this machine's calibration".to_string(),
-                NoiseSource::OtherSide => "the other side's".to_string(),
+                NoiseSource::Calibration => "this machine's calibration",
+                NoiseSource::OtherSide => "the other side's units",
             }
         ),
         Diagnostic::DeltaRaised {

@@ -106,10 +106,11 @@ fn row_text(row: &CompareRow, r: &CompareReport) -> String {
     }
     out.push_str(&wrap(context.trim(), "  "));
     // Pooled percentile rows carry the percentile where other rows carry the median.
-    let figure_name = match row.kind {
-        RowKind::PooledPercentile { .. } => "value",
-        RowKind::Summary => "mean",
-        RowKind::PerRun => "median",
+    let figure_name = match (&row.kind, row.design) {
+        (RowKind::PooledPercentile { .. }, _) => "value",
+        (RowKind::Summary, _) => "mean",
+        (RowKind::PerRun, None | Some(kbench_stats::Design::Interleaved)) => "median",
+        (RowKind::PerRun, Some(_)) => "geomean of units",
     };
     out.push_str(&wrap(
         &format!(
