@@ -110,7 +110,7 @@ fn row_text(row: &CompareRow, r: &CompareReport) -> String {
         (RowKind::PooledPercentile { .. }, _) => "value",
         (RowKind::Summary, _) => "mean",
         (RowKind::PerRun, None | Some(kbench_stats::Design::Interleaved)) => "median",
-        (RowKind::PerRun, Some(_)) => "geomean of units",
+        (RowKind::PerRun, Some(_)) => "geomean",
     };
     out.push_str(&wrap(
         &format!(
