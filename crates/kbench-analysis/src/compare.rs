@@ -300,13 +300,7 @@ fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: Option<&st
         pooled_quantile: None,
     });
     let design = kbench_stats::choose_design(&a.observations, &b.observations);
-    let units = |side: &Side| -> usize {
-        let level = design.level();
-        if level == Level::Run {
-            return side.observations.len();
-        }
-        kbench_stats::nested::unit_estimates(&side.observations, level).len()
-    };
+    let units = |side: &Side| kbench_stats::unit_count(&side.observations, design.level());
     let (delta_pct, raised) = ctx.delta_for(noise.as_ref(), design, units(a).min(units(b)));
     let options = NestedOptions {
         compare: ctx.compare_options(a.higher_is_better, delta_pct),
@@ -465,20 +459,30 @@ fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareR
             let Some(runs_b) = series_b.get(name) else {
                 continue;
             };
+            let positions = kbench_stats::pooled::positions;
+            let (pa, pb) = (positions(runs_a), positions(runs_b));
+            let design = kbench_stats::choose_design(&pa, &pb);
+            let units = kbench_stats::unit_count(&pa, design.level())
+                .min(kbench_stats::unit_count(&pb, design.level()));
+            let samples = |runs: &[kbench_stats::RunHistogram]| -> u64 {
+                runs.iter()
+                    .flat_map(|r| r.buckets.iter().map(|b| b.1))
+                    .sum()
+            };
+            let pooled = Diagnostic::Pooled {
+                samples_a: samples(runs_a),
+                samples_b: samples(runs_b),
+                runs_a: runs_a.len(),
+                runs_b: runs_b.len(),
+            };
+            // One comparison per quantile: each has its own calibrated noise and so
+            // its own delta.
             for (q, _) in POOLED_QUANTILES {
                 let noise = ctx.noise(&ComponentKey {
                     run: run_key.clone(),
                     metric: name.clone(),
                     pooled_quantile: Some(q),
                 });
-                let positions = kbench_stats::pooled::positions;
-                let design = kbench_stats::choose_design(&positions(runs_a), &positions(runs_b));
-                let units = match design.level() {
-                    Level::Run => runs_a.len().min(runs_b.len()),
-                    level => kbench_stats::nested::unit_estimates(&positions(runs_a), level)
-                        .len()
-                        .min(kbench_stats::nested::unit_estimates(&positions(runs_b), level).len()),
-                };
                 let (delta_pct, raised) = ctx.delta_for(noise.as_ref(), design, units);
                 let options = PooledOptions {
                     compare: ctx.compare_options(false, delta_pct),
@@ -493,20 +497,7 @@ fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareR
                     series: name.clone(),
                     quantile: q,
                 };
-                let samples = |runs: &[kbench_stats::RunHistogram]| -> u64 {
-                    runs.iter()
-                        .flat_map(|r| r.buckets.iter().map(|b| b.1))
-                        .sum()
-                };
-                row.diagnostics.insert(
-                    0,
-                    Diagnostic::Pooled {
-                        samples_a: samples(runs_a),
-                        samples_b: samples(runs_b),
-                        runs_a: runs_a.len(),
-                        runs_b: runs_b.len(),
-                    },
-                );
+                row.diagnostics.insert(0, pooled.clone());
                 row.diagnostics.extend(raised);
                 rows.push(row);
             }

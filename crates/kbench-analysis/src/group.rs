@@ -151,6 +151,13 @@ fn run_class(
     (names.join("+"), cpus)
 }
 
+/// The next position (0, 1, ...) of a run of `key` in its side's run order.
+fn next_position(positions: &mut BTreeMap<RunKey, u32>, key: &RunKey) -> u32 {
+    let next = positions.entry(key.clone()).or_insert(0);
+    *next += 1;
+    *next - 1
+}
+
 /// Every measured value of one label, by key, in run order.
 pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     let classes = session_classes(sessions);
@@ -161,10 +168,8 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     for run in runs.iter().filter(|r| r.is_measured()) {
         let (class, cpus) = run_class(run, &classes);
         let key = run_key(run);
-        let index = *position
-            .entry(key.clone())
-            .and_modify(|i| *i += 1)
-            .or_insert(0);
+        let index = next_position(&mut position, &key);
+        let (boot, session) = (boot_of(run), replication_session(run, &by_id));
         for v in &run.run.values {
             let side = groups
                 .entry(Key {
@@ -181,8 +186,8 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
             };
             side.observations.push(Observation {
                 value: v.value,
-                boot: boot_of(run),
-                session: replication_session(run, &by_id),
+                boot: boot.clone(),
+                session: session.clone(),
                 order: index,
             });
             side.classes.push(class.clone());
@@ -205,15 +210,13 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> SeriesRuns {
             continue;
         };
         let key = run_key(run);
-        let order = *position
-            .entry(key.clone())
-            .and_modify(|i| *i += 1)
-            .or_insert(0);
+        let order = next_position(&mut position, &key);
+        let (boot, session) = (boot_of(run), replication_session(run, &by_id));
         let entry = out.entry(key).or_default();
         for s in &record.series {
             entry.entry(s.name.clone()).or_default().push(RunHistogram {
-                boot: boot_of(run),
-                session: replication_session(run, &by_id),
+                boot: boot.clone(),
+                session: session.clone(),
                 order,
                 buckets: s
                     .buckets

@@ -38,8 +38,8 @@ pub use ks::{ks_two_sample, KolmogorovSmirnov};
 pub use multiple::benjamini_hochberg;
 pub use nested::{
     choose_design, compare_nested, compare_units, components_from_units, noise_components,
-    resolvable_change_pct, units_needed, BetweenUnit, Design, Level, NestedInfo, NestedOptions,
-    NoClaim, NoiseComponents, NoiseSource, Observation, UnitEstimate,
+    resolvable_change_pct, unit_count, units_needed, BetweenUnit, Design, Level, NestedInfo,
+    NestedOptions, NoClaim, NoiseComponents, NoiseSource, Observation, UnitEstimate,
 };
 pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};
 pub use percentiles::{compare_percentile, histogram_percentile_ci, PercentileShift};

@@ -245,16 +245,26 @@ fn unit_estimates_with(
     boot_means(&sessions)
 }
 
-/// Session estimates averaged per boot (the variance of a mean of k sessions: Σ/k²).
-pub(crate) fn boot_means(sessions: &[UnitEstimate]) -> Vec<UnitEstimate> {
-    let mut boots: Vec<(String, Vec<&UnitEstimate>)> = Vec::new();
-    for s in sessions {
-        match boots.iter_mut().find(|(b, _)| *b == s.boot) {
-            Some((_, list)) => list.push(s),
-            None => boots.push((s.boot.clone(), vec![s])),
+/// `items` grouped by `key`, the groups in order of first appearance (few groups:
+/// a linear search beats a map here and keeps the order).
+pub(crate) fn group_in_order<T, K: PartialEq>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<T>)> {
+    let mut groups: Vec<(K, Vec<T>)> = Vec::new();
+    for item in items {
+        let k = key(&item);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, list)) => list.push(item),
+            None => groups.push((k, vec![item])),
         }
     }
-    boots
+    groups
+}
+
+/// Session estimates averaged per boot (the variance of a mean of k sessions: Σ/k²).
+pub(crate) fn boot_means(sessions: &[UnitEstimate]) -> Vec<UnitEstimate> {
+    group_in_order(sessions, |s| s.boot.clone())
         .into_iter()
         .map(|(boot, list)| {
             let k = list.len() as f64;
@@ -274,24 +284,28 @@ pub(crate) fn boot_means(sessions: &[UnitEstimate]) -> Vec<UnitEstimate> {
 }
 
 fn group_sessions(ordered: &[&Observation], transform: &dyn Fn(f64) -> f64) -> Vec<UnitEstimate> {
-    let mut groups: Vec<(String, String, Vec<f64>)> = Vec::new();
-    for o in ordered {
-        let value = transform(o.value);
-        match groups.iter_mut().find(|(s, _, _)| *s == o.session) {
-            Some((_, _, v)) => v.push(value),
-            None => groups.push((o.session.clone(), o.boot.clone(), vec![value])),
-        }
-    }
-    groups
+    group_in_order(ordered.iter(), |o| o.session.as_str())
         .into_iter()
-        .map(|(id, boot, values)| UnitEstimate {
-            id,
-            boot,
-            estimate: mean(&values),
-            within_var: sample_variance(&values).map(|v| v / values.len() as f64),
-            runs: values.len(),
+        .map(|(id, members)| {
+            let values: Vec<f64> = members.iter().map(|o| transform(o.value)).collect();
+            UnitEstimate {
+                id: id.to_string(),
+                boot: members[0].boot.clone(),
+                estimate: mean(&values),
+                within_var: sample_variance(&values).map(|v| v / values.len() as f64),
+                runs: values.len(),
+            }
         })
         .collect()
+}
+
+/// Units of `level` a side has: its runs, or its distinct sessions or boots.
+pub fn unit_count(obs: &[Observation], level: Level) -> usize {
+    match level {
+        Level::Run => obs.len(),
+        Level::Session => group_in_order(obs, |o| o.session.as_str()).len(),
+        Level::Boot => group_in_order(obs, |o| o.boot.as_str()).len(),
+    }
 }
 
 /// Variance components from A/A observations (all of one metric, all positive).
@@ -318,15 +332,8 @@ pub fn noise_components(obs: &[Observation]) -> NoiseComponents {
 /// variance): the SD of session estimates around their boot's mean, pooled over boots;
 /// the SD of boot means; and the method-of-moments components below them.
 pub fn components_from_units(sessions: &[UnitEstimate]) -> NoiseComponents {
-    let mut boots: Vec<(String, Vec<&UnitEstimate>)> = Vec::new();
-    for s in sessions {
-        match boots.iter_mut().find(|(b, _)| *b == s.boot) {
-            Some((_, list)) => list.push(s),
-            None => boots.push((s.boot.clone(), vec![s])),
-        }
-    }
-    let known: Vec<f64> = sessions.iter().filter_map(|s| s.within_var).collect();
-    let mean_within = if known.is_empty() { 0.0 } else { mean(&known) };
+    let boots = group_in_order(sessions, |s| s.boot.as_str());
+    let mean_within = mean_within(sessions).unwrap_or(0.0);
     let (mut ss, mut df) = (0.0, 0usize);
     for (_, list) in &boots {
         if list.len() >= 2 {
@@ -355,10 +362,7 @@ pub fn components_from_units(sessions: &[UnitEstimate]) -> NoiseComponents {
         between_boot_sd: None,
     };
     if boots.len() >= 2 {
-        let boot_means: Vec<f64> = boots
-            .iter()
-            .map(|(_, l)| mean(&l.iter().map(|s| s.estimate).collect::<Vec<_>>()))
-            .collect();
+        let boot_means: Vec<f64> = boot_means(sessions).iter().map(|b| b.estimate).collect();
         let from_below: f64 = boots
             .iter()
             .map(|(_, l)| (between_session_var.unwrap_or(0.0) + mean_within) / l.len() as f64)
@@ -639,11 +643,7 @@ pub fn units_needed(unit_sd: f64, delta_pct: f64, alpha: f64) -> Option<usize> {
 /// Units per side that would settle an inconclusive unit comparison: from the unit
 /// spread when known, more than there are; 3 (the fewest that give a spread worth
 /// having) when there is none.
-pub(crate) fn units_to_settle(
-    u: &UnitComparison,
-    units_now: usize,
-    opts: &CompareOptions,
-) -> Option<usize> {
+fn units_to_settle(u: &UnitComparison, units_now: usize, opts: &CompareOptions) -> Option<usize> {
     match u.unit_sd {
         Some(sd) => units_needed(sd, opts.delta_pct, opts.alpha).map(|k| k.max(units_now + 1)),
         None => Some(3.max(units_now + 1)),
@@ -700,8 +700,7 @@ fn within_sessions(obs: &[Observation], scale: Scale) -> Vec<f64> {
 
 /// Sessions per unit of a side (1 for session units).
 fn sessions_per_unit(obs: &[Observation], units: &[UnitEstimate]) -> usize {
-    let sessions: BTreeSet<&str> = obs.iter().map(|o| o.session.as_str()).collect();
-    (sessions.len() / units.len().max(1)).max(1)
+    (unit_count(obs, Level::Session) / units.len().max(1)).max(1)
 }
 
 /// Compares B against A respecting the replication ([`choose_design`]). Interleaved
@@ -717,23 +716,12 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
         v.iter().map(|x| x.value).collect()
     };
     let (va, vb) = (ordered(a), ordered(b));
-    let level = design.level();
-    let units_of = |o: &[Observation]| -> Vec<String> {
-        if level == Level::Run {
-            return Vec::new();
-        }
-        unit_estimates(o, level).into_iter().map(|u| u.id).collect()
-    };
-    let mut info = NestedInfo {
-        units_a: units_of(a),
-        units_b: units_of(b),
-        ..NestedInfo::new(design, a.len(), b.len())
-    };
     if design == Design::Interleaved {
         let mut c = compare(&va, &vb, &opts.compare);
-        c.nested = Some(info);
+        c.nested = Some(NestedInfo::new(design, a.len(), b.len()));
         return c;
     }
+    let level = design.level();
     // Values <= 0 (a count that is often 0) have no log: unit means of the values
     // relative to |mean of A| instead, and no calibration (it is of log values).
     let scale = if va.iter().chain(&vb).all(|v| *v > 0.0) {
@@ -742,13 +730,6 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
         Scale::Linear
     };
     let reference = mean(&va).abs();
-    let mut c = insufficient_comparison(&va, &vb, &opts.compare, scale);
-    if scale == Scale::Linear && !(reference > 0.0 && reference.is_finite()) {
-        c.notes
-            .push("values <= 0 with a mean of 0 on the base side: no relative change".into());
-        c.nested = Some(info);
-        return c;
-    }
     let transform = move |v: f64| match scale {
         Scale::Log => v.ln(),
         Scale::Linear => v / reference,
@@ -757,6 +738,18 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
         unit_estimates_with(a, level, &transform),
         unit_estimates_with(b, level, &transform),
     );
+    let ids = |units: &[UnitEstimate]| units.iter().map(|u| u.id.clone()).collect();
+    let mut c = insufficient_comparison(&va, &vb, &opts.compare, scale);
+    c.nested = Some(NestedInfo {
+        units_a: ids(&ua),
+        units_b: ids(&ub),
+        ..NestedInfo::new(design, a.len(), b.len())
+    });
+    if scale == Scale::Linear && !(reference > 0.0 && reference.is_finite()) {
+        c.notes
+            .push("values <= 0 with a mean of 0 on the base side: no relative change".into());
+        return c;
+    }
     let paired = matches!(design, Design::Paired(_));
     let between = match scale {
         Scale::Log => opts.calibration.as_ref().and_then(|cal| {
@@ -771,18 +764,17 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
     let Some(u) = compare_units_on(&ua, &ub, level, paired, between, &opts.compare, scale) else {
         c.notes
             .push(format!("too few {}s for an interval", level.as_str()));
-        c.nested = Some(info);
         return c;
     };
-    let to_pct = |x: f64| match scale {
-        Scale::Log => 100.0 * x.exp_m1(),
-        Scale::Linear => 100.0 * x,
+    let scale_name = match scale {
+        Scale::Log => "log scale",
+        Scale::Linear => "linear scale",
     };
     let kind = if paired { "paired " } else { "" };
     c.method = match (&u.between, u.no_claim) {
         (_, Some(_)) => format!("{kind}{}s as units: no interval", level.as_str()),
         (Some(b), _) => format!(
-            "{}s as units, t with {} between-{} variance, log scale",
+            "{}s as units, t with {} between-{} variance, {scale_name}",
             level.as_str(),
             match b.source {
                 NoiseSource::Calibration => "calibrated",
@@ -791,26 +783,12 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
             level.as_str()
         ),
         (None, None) => format!(
-            "{kind}{}s as units (mean log of runs), {} t, log scale",
+            "{kind}{}s as units (mean of runs), {} t, {scale_name}",
             level.as_str(),
             if paired { "one-sample" } else { "welch" }
         ),
     };
-    c.shift_log = (scale == Scale::Log).then_some(u.shift_log);
-    c.shift_pct = Some(to_pct(u.shift_log));
-    if let Some((lo, hi)) = u.ci_log {
-        c.ci_low_pct = Some(to_pct(lo));
-        c.ci_high_pct = Some(to_pct(hi));
-    }
-    c.p_value = u.p_value;
-    c.verdict = u.verdict;
-    c.runs_needed = None;
-    if u.verdict == Verdict::Inconclusive {
-        info.units_needed = units_to_settle(&u, ua.len().max(ub.len()), &opts.compare);
-    }
-    info.between = u.between;
-    info.df = u.df;
-    info.no_claim = u.no_claim;
+    fill_from_units(&mut c, u, scale, ua.len().max(ub.len()), &opts.compare);
     // Within-session diagnostics: a session's offset is a step in run order, not a
     // drift, and its runs are not outliers of the other sessions (the units carry it).
     let (ra, rb) = (within_sessions(a, scale), within_sessions(b, scale));
@@ -834,8 +812,40 @@ pub fn compare_nested(a: &[Observation], b: &[Observation], opts: &NestedOptions
     };
     c.median_a = Some(centre(&ua));
     c.median_b = Some(centre(&ub));
-    c.nested = Some(info);
     c
+}
+
+/// Fills `c` (whose `nested` is set) from a unit comparison on `scale`: the shift,
+/// interval, p and verdict, and the borrowed spread, degrees of freedom, no-claim and
+/// units that would settle it.
+pub(crate) fn fill_from_units(
+    c: &mut Comparison,
+    u: UnitComparison,
+    scale: Scale,
+    units_now: usize,
+    opts: &CompareOptions,
+) {
+    let to_pct = |x: f64| match scale {
+        Scale::Log => 100.0 * x.exp_m1(),
+        Scale::Linear => 100.0 * x,
+    };
+    c.shift_log = (scale == Scale::Log).then_some(u.shift_log);
+    c.shift_pct = Some(to_pct(u.shift_log));
+    if let Some((lo, hi)) = u.ci_log {
+        c.ci_low_pct = Some(to_pct(lo));
+        c.ci_high_pct = Some(to_pct(hi));
+    }
+    c.p_value = u.p_value;
+    c.verdict = u.verdict;
+    c.runs_needed = None;
+    if let Some(info) = c.nested.as_mut() {
+        if u.verdict == Verdict::Inconclusive {
+            info.units_needed = units_to_settle(&u, units_now, opts);
+        }
+        info.between = u.between;
+        info.df = u.df;
+        info.no_claim = u.no_claim;
+    }
 }
 
 #[cfg(test)]

@@ -15,11 +15,11 @@
 
 use crate::compare::{
     insufficient_comparison, threshold_rel, verdict_from_interval, CompareOptions, Comparison,
-    Scale, Verdict,
+    Scale,
 };
 use crate::nested::{
-    calibrated_between, choose_design, compare_units, Design, Level, NestedInfo, NoiseComponents,
-    NoiseSource, Observation, UnitEstimate,
+    calibrated_between, choose_design, compare_units, group_in_order, Design, Level, NestedInfo,
+    NoiseComponents, NoiseSource, Observation, UnitEstimate,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -195,32 +195,25 @@ pub const MIN_INTERLEAVED_RUNS: usize = 5;
 
 /// The ids of a side's units of `level`, in order of first run (none for runs).
 fn unit_ids(runs: &[RunHistogram], level: Level) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for (session, boot, _) in sessions(runs) {
-        let id = match level {
-            Level::Run => continue,
-            Level::Session => session,
-            Level::Boot => boot,
-        };
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
+    let sessions = sessions(runs);
+    match level {
+        Level::Run => Vec::new(),
+        Level::Session => sessions.into_iter().map(|(id, _, _)| id).collect(),
+        Level::Boot => group_in_order(sessions, |(_, boot, _)| boot.clone())
+            .into_iter()
+            .map(|(boot, _)| boot)
+            .collect(),
     }
-    ids
 }
 
-/// Groups run indices into sessions, in order of first run.
+/// Groups run indices into sessions (id, boot, runs), in order of first run.
 fn sessions(runs: &[RunHistogram]) -> Vec<(String, String, Vec<usize>)> {
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by_key(|&i| runs[i].order);
-    let mut out: Vec<(String, String, Vec<usize>)> = Vec::new();
-    for i in order {
-        match out.iter_mut().find(|u| u.0 == runs[i].session) {
-            Some(u) => u.2.push(i),
-            None => out.push((runs[i].session.clone(), runs[i].boot.clone(), vec![i])),
-        }
-    }
-    out
+    group_in_order(order, |&i| runs[i].session.clone())
+        .into_iter()
+        .map(|(id, members)| (id, runs[members[0]].boot.clone(), members))
+        .collect()
 }
 
 /// One unit's estimates for each q, with the bootstrap variance of each over its runs.
@@ -286,6 +279,7 @@ pub fn compare_pooled_quantiles(
     let point_b = grid.quantiles(&sb, &all_b, qs, &mut dense);
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let level = design.level();
+    let (ids_a, ids_b) = (unit_ids(a, level), unit_ids(b, level));
     let mut results: Vec<Comparison> = qs
         .iter()
         .enumerate()
@@ -296,8 +290,8 @@ pub fn compare_pooled_quantiles(
             c.median_a = point_a.as_ref().map(|p| p[i]);
             c.median_b = point_b.as_ref().map(|p| p[i]);
             c.nested = Some(NestedInfo {
-                units_a: unit_ids(a, level),
-                units_b: unit_ids(b, level),
+                units_a: ids_a.clone(),
+                units_b: ids_b.clone(),
                 ..NestedInfo::new(design, a.len(), b.len())
             });
             c
@@ -361,9 +355,8 @@ pub fn compare_pooled_quantiles(
         .calibration
         .as_ref()
         .and_then(|cal| calibrated_between(cal, level, 1));
+    let paired = matches!(design, Design::Paired(_));
     for (i, c) in results.iter_mut().enumerate() {
-        let info = c.nested.as_mut().expect("set above");
-        let paired = matches!(design, Design::Paired(_));
         let Some(u) = compare_units(
             &ua[i],
             &ub[i],
@@ -376,14 +369,6 @@ pub fn compare_pooled_quantiles(
                 .push(format!("too few {}s for an interval", level.as_str()));
             continue;
         };
-        c.shift_log = Some(u.shift_log);
-        c.shift_pct = Some(100.0 * u.shift_log.exp_m1());
-        if let Some((lo, hi)) = u.ci_log {
-            c.ci_low_pct = Some(100.0 * lo.exp_m1());
-            c.ci_high_pct = Some(100.0 * hi.exp_m1());
-        }
-        c.p_value = u.p_value;
-        c.verdict = u.verdict;
         c.method = format!(
             "pooled percentile per {}, {}s as units{}, runs resampled within units (seed {})",
             level.as_str(),
@@ -396,13 +381,8 @@ pub fn compare_pooled_quantiles(
             },
             opts.seed
         );
-        if u.verdict == Verdict::Inconclusive {
-            let now = ua[i].len().max(ub[i].len());
-            info.units_needed = crate::nested::units_to_settle(&u, now, &opts.compare);
-        }
-        info.between = u.between;
-        info.df = u.df;
-        info.no_claim = u.no_claim;
+        let now = ua[i].len().max(ub[i].len());
+        crate::nested::fill_from_units(c, u, Scale::Log, now, &opts.compare);
     }
     results
 }
@@ -481,6 +461,7 @@ fn bootstrap_interleaved(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::Verdict;
 
     /// A run of `n` values spread evenly over [lo, lo·1.5] as 1-value buckets.
     fn run(lo: f64, n: usize, session: &str, order: u32) -> RunHistogram {
