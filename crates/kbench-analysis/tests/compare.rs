@@ -15,6 +15,8 @@ struct Fixture {
     _dir: tempfile::TempDir,
     store: Store,
     next_start: u64,
+    /// The environment snapshot new sessions carry (none by default).
+    environment: Option<serde_json::Value>,
 }
 
 /// A deterministic spread of `n` factors around 1 with CV about `cv`.
@@ -32,6 +34,7 @@ impl Fixture {
             _dir: dir,
             store,
             next_start: 1,
+            environment: None,
         }
     }
 
@@ -59,6 +62,7 @@ impl Fixture {
                 kbench_version: "test".into(),
                 command_line: format!("kbench run --label {label}"),
                 interleave_group: group.map(str::to_string),
+                environment: self.environment.clone(),
                 ..NewSession::default()
             })
             .unwrap();
@@ -217,43 +221,15 @@ fn a_calibration_lets_one_session_a_side_claim_and_raises_delta() {
     let mut f = Fixture::new();
     calibrate(&mut f, 0.02);
     // Sessions with an environment have a machine to match the calibration's.
-    let env = serde_json::to_value(kbench_sys::EnvSnapshot {
-        hostname: Some("test-host".into()),
-        ..kbench_sys::EnvSnapshot::default()
-    })
-    .unwrap();
+    f.environment = Some(
+        serde_json::to_value(kbench_sys::EnvSnapshot {
+            hostname: Some("test-host".into()),
+            ..kbench_sys::EnvSnapshot::default()
+        })
+        .unwrap(),
+    );
     for (label, center, phase) in [("a", 10.0, 0), ("b", 13.0, 1), ("c", 10.1, 2)] {
-        f.next_start += 1;
-        let id = f
-            .store
-            .begin_session(&NewSession {
-                label: label.into(),
-                kind: "run".into(),
-                boot_id: Some("boot1".into()),
-                started_unix_ns: f.next_start,
-                kbench_version: "test".into(),
-                command_line: "kbench run".into(),
-                environment: Some(env.clone()),
-                ..NewSession::default()
-            })
-            .unwrap();
-        for (i, v) in runs(center, 0.01, phase).iter().enumerate() {
-            let run = StoredRun {
-                workload: "sched/pipe".into(),
-                params: BTreeMap::from([("loop".to_string(), serde_json::json!(1000))]),
-                variant: "symmetric".into(),
-                run_index: i as u32,
-                values: vec![Value {
-                    metric: "usecs_per_op".into(),
-                    value: *v,
-                    unit: "us/op".into(),
-                    higher_is_better: false,
-                    primary: true,
-                }],
-                ..StoredRun::default()
-            };
-            f.store.insert_run(id, &run).unwrap();
-        }
+        f.session(label, "boot1", None, &runs(center, 0.01, phase));
     }
     let report = f.compare("a", "b");
     assert!(report.calibration.is_some(), "{report:?}");
