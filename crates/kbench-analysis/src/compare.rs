@@ -167,20 +167,21 @@ pub fn compare_labels(
         let Some(side_b) = groups_b.get(key) else {
             continue;
         };
-        let mut pooled = per_run_row(key, side_a, side_b, &ctx, None);
+        let mut pooled = per_run_row(key, side_a, side_b, &ctx);
         failed_runs(&mut pooled, &key.run, &a, &b);
-        let split = split_by_class(key, side_a, side_b, &ctx);
-        if !split.is_empty() {
+        let by_class = split_by_class(key, side_a, side_b, &ctx);
+        if !by_class.is_empty() {
             pooled.diagnostics.insert(0, class_mix(side_a, side_b));
         }
-        pooled
-            .diagnostics
-            .extend(modes_as_classes(side_a, SideName::Base));
-        pooled
-            .diagnostics
-            .extend(modes_as_classes(side_b, SideName::New));
+        let by_placement = split_by_placement(key, side_a, side_b, &ctx);
+        pooled.diagnostics.extend(placement_mix(side_a, side_b));
+        for (side, name) in [(side_a, SideName::Base), (side_b, SideName::New)] {
+            pooled.diagnostics.extend(modes_as_classes(side, name));
+            pooled.diagnostics.extend(modes_as_placements(side, name));
+        }
         rows.push(pooled);
-        rows.extend(split);
+        rows.extend(by_class);
+        rows.extend(by_placement);
     }
     rows.extend(compare_summaries(&a.summaries, &b.summaries, &ctx));
     rows.extend(pooled_percentile_rows(&a, &b, &ctx));
@@ -198,7 +199,7 @@ pub fn compare_labels(
     let mut tally = Tally::default();
     for row in rows
         .iter()
-        .filter(|r| r.is_primary() && r.cpu_classes.is_empty())
+        .filter(|r| r.is_primary() && !r.is_split())
     {
         tally.add(row.verdict);
     }
@@ -293,7 +294,7 @@ fn boots(sessions: &[SessionRow]) -> usize {
 }
 
 /// A per-run metric of one key, both sides, at the replication level the runs have.
-fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: Option<&str>) -> CompareRow {
+fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context) -> CompareRow {
     let noise = ctx.noise(&ComponentKey {
         run: key.run.clone(),
         metric: key.metric.clone(),
@@ -318,7 +319,6 @@ fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context, classes: Option<&st
             Role::Secondary
         },
     );
-    r.cpu_classes = classes.unwrap_or_default().to_string();
     r.diagnostics.extend(raised);
     r
 }
@@ -333,6 +333,7 @@ fn row_from(run: &RunKey, metric: &str, unit: &str, c: &Comparison, role: Role) 
         params: run.params.clone(),
         variant: run.variant.clone(),
         cpu_classes: String::new(),
+        placement: None,
         kind: RowKind::PerRun,
         role,
         higher_is_better: c.higher_is_better,
@@ -524,9 +525,52 @@ fn split_by_class(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Vec<CompareRo
             if sa.observations.len() < 2 || sb.observations.len() < 2 {
                 return None;
             }
-            Some(per_run_row(key, &sa, &sb, ctx, Some(class)))
+            let mut row = per_run_row(key, &sa, &sb, ctx);
+            row.cpu_classes = class.clone();
+            Some(row)
         })
         .collect()
+}
+
+/// When the runs of the two sides ran with more than one placement, one row per
+/// placement present on both sides (with at least two runs each).
+fn split_by_placement(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Vec<CompareRow> {
+    let kinds = group::distinct(a.placement_kinds().into_iter().chain(b.placement_kinds()));
+    if kinds.len() < 2 {
+        return Vec::new();
+    }
+    kinds
+        .into_iter()
+        .filter_map(|kind| {
+            let (sa, sb) = (a.only_placement(kind), b.only_placement(kind));
+            if sa.observations.len() < 2 || sb.observations.len() < 2 {
+                return None;
+            }
+            let mut row = per_run_row(key, &sa, &sb, ctx);
+            row.placement = Some(kind);
+            Some(row)
+        })
+        .collect()
+}
+
+/// A side's runs by placement, each group with its median.
+fn placement_runs(side: &Side) -> Vec<PlacementRuns> {
+    crate::modes::placement_groups(&side.values(), &side.placements)
+}
+
+/// The placements of both sides, when together they have more than one.
+fn placement_mix(a: &Side, b: &Side) -> Option<Diagnostic> {
+    let kinds = group::distinct(a.placement_kinds().into_iter().chain(b.placement_kinds()));
+    (kinds.len() > 1).then(|| Diagnostic::PlacementMix {
+        base: placement_runs(a),
+        new: placement_runs(b),
+    })
+}
+
+/// A bimodal side whose modes are its placements: said as such, not as noise.
+fn modes_as_placements(side: &Side, name: SideName) -> Option<Diagnostic> {
+    let groups = crate::modes::placement_modes(&side.values(), &side.placements)?;
+    Some(Diagnostic::ModesArePlacements { side: name, groups })
 }
 
 fn class_runs(side: &Side) -> Vec<ClassRuns> {
@@ -557,28 +601,10 @@ fn class_mix(a: &Side, b: &Side) -> Diagnostic {
 
 /// A bimodal side whose modes are its CPU classes: said as such, not as noise.
 fn modes_as_classes(side: &Side, name: SideName) -> Option<Diagnostic> {
-    let sets = side.class_sets();
-    let values = side.values();
-    if sets.len() < 2 || values.len() < 5 || !kbench_stats::bimodality(&values).bimodal {
-        return None;
-    }
-    let mut groups: Vec<(String, f64, f64, f64)> = sets
-        .iter()
-        .map(|class| {
-            let v: Vec<f64> = (0..values.len())
-                .filter(|&i| &side.classes[i] == class)
-                .map(|i| values[i])
-                .collect();
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (class.clone(), kbench_stats::descriptive::median(&v), lo, hi)
-        })
-        .collect();
-    groups.sort_by(|x, y| x.1.total_cmp(&y.1));
-    let separated = groups.windows(2).all(|w| w[0].3 < w[1].2);
-    separated.then(|| Diagnostic::ModesAreClasses {
+    let medians = crate::modes::modes_are_groups(&side.values(), &side.classes)?;
+    Some(Diagnostic::ModesAreClasses {
         side: name,
-        medians: groups.into_iter().map(|(c, m, _, _)| (c, m)).collect(),
+        medians,
     })
 }
 

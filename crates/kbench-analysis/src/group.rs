@@ -1,5 +1,6 @@
 //! Stored runs grouped by what makes them comparable, each value with its
 //! replication coordinates (boot, session, position) and the CPUs it ran on.
+use kbench_record::PlacementKind;
 use kbench_stats::{Observation, RunHistogram};
 use kbench_store::{RunRow, SessionRow};
 use std::collections::BTreeMap;
@@ -29,39 +30,61 @@ pub struct Side {
     pub classes: Vec<String>,
     /// Per observation: the CPUs its run used.
     pub cpus: Vec<Vec<u32>>,
+    /// Per observation: where its run's two tasks mostly ran
+    /// ([`kbench_record::ObservedPlacement::effective`]), `None` for other workloads.
+    pub placements: Vec<Option<PlacementKind>>,
     pub unit: String,
     pub higher_is_better: bool,
     pub primary: bool,
 }
 
 impl Side {
-    /// The observations whose run used exactly the class set `class`.
-    pub fn only(&self, class: &str) -> Side {
-        let keep: Vec<usize> = (0..self.observations.len())
-            .filter(|&i| self.classes[i] == class)
-            .collect();
+    /// The observations `keep` accepts, by index.
+    fn select(&self, keep: impl Fn(usize) -> bool) -> Side {
+        let kept: Vec<usize> = (0..self.observations.len()).filter(|&i| keep(i)).collect();
         Side {
-            observations: keep.iter().map(|&i| self.observations[i].clone()).collect(),
-            classes: keep.iter().map(|&i| self.classes[i].clone()).collect(),
-            cpus: keep.iter().map(|&i| self.cpus[i].clone()).collect(),
+            observations: kept.iter().map(|&i| self.observations[i].clone()).collect(),
+            classes: kept.iter().map(|&i| self.classes[i].clone()).collect(),
+            cpus: kept.iter().map(|&i| self.cpus[i].clone()).collect(),
+            placements: kept.iter().map(|&i| self.placements[i]).collect(),
             ..self.clone()
         }
     }
 
+    /// The observations whose run used exactly the class set `class`.
+    pub fn only(&self, class: &str) -> Side {
+        self.select(|i| self.classes[i] == class)
+    }
+
+    /// The observations whose run mostly ran with placement `kind`.
+    pub fn only_placement(&self, kind: PlacementKind) -> Side {
+        self.select(|i| self.placements[i] == Some(kind))
+    }
+
     /// Distinct class sets, in order of first appearance.
     pub fn class_sets(&self) -> Vec<String> {
-        let mut seen: Vec<String> = Vec::new();
-        for c in &self.classes {
-            if !c.is_empty() && !seen.contains(c) {
-                seen.push(c.clone());
-            }
-        }
-        seen
+        distinct(self.classes.iter().filter(|c| !c.is_empty()).cloned())
+    }
+
+    /// Distinct placements, in order of first appearance.
+    pub fn placement_kinds(&self) -> Vec<PlacementKind> {
+        distinct(self.placements.iter().flatten().copied())
     }
 
     pub fn values(&self) -> Vec<f64> {
         self.observations.iter().map(|o| o.value).collect()
     }
+}
+
+/// The distinct items, in order of first appearance.
+pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
 }
 
 /// Parameters as `name=value` words, in name order.
@@ -167,6 +190,7 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
     for run in runs.iter().filter(|r| r.is_measured()) {
         let (class, cpus) = run_class(run, &classes);
+        let placement = run.run.placement().map(|p| p.effective());
         let key = run_key(run);
         let index = next_position(&mut position, &key);
         let (boot, session) = (boot_of(run), replication_session(run, &by_id));
@@ -192,6 +216,7 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
             });
             side.classes.push(class.clone());
             side.cpus.push(cpus.clone());
+            side.placements.push(placement);
         }
     }
     groups

@@ -9,6 +9,7 @@ pub mod calibration;
 pub mod compare;
 pub mod group;
 pub mod model;
+pub mod modes;
 
 pub use compare::{compare_labels, fails_on, ReportOptions, ALPHA, DEFAULT_DELTA_PCT};
 pub use model::*;

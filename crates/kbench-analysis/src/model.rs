@@ -1,7 +1,7 @@
 //! The comparison as data: what renderers format. Every finding is a typed value
 //! (a [`Diagnostic`], a [`NotCompared`], a [`ReportNote`]); the renderers choose the
 //! words.
-use kbench_record::Role;
+use kbench_record::{PlacementKind, Role};
 use kbench_stats::{Design, Level, NoiseSource, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -101,6 +101,9 @@ pub struct CompareRow {
     /// The CPU classes this row is restricted to, when rows were split by class.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub cpu_classes: String,
+    /// The placement this row is restricted to, when rows were split by placement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementKind>,
     pub kind: RowKind,
     pub role: Role,
     pub higher_is_better: bool,
@@ -143,6 +146,11 @@ impl CompareRow {
     pub fn is_primary(&self) -> bool {
         self.role == Role::Primary
     }
+
+    /// A row restricted to one CPU class set or one placement, after its pooled row.
+    pub fn is_split(&self) -> bool {
+        !self.cpu_classes.is_empty() || self.placement.is_some()
+    }
 }
 
 /// Which side a finding is about.
@@ -160,6 +168,16 @@ pub struct ClassRuns {
     /// 1-based run numbers within the side.
     pub runs: Vec<u32>,
     pub cpus: Vec<u32>,
+}
+
+/// The runs of one side that mostly ran with one placement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementRuns {
+    pub placement: PlacementKind,
+    /// 1-based run numbers within the side.
+    pub runs: Vec<u32>,
+    /// The median of the row's metric over these runs.
+    pub median: f64,
 }
 
 /// A finding next to a row's verdict.
@@ -190,6 +208,17 @@ pub enum Diagnostic {
     ModesAreClasses {
         side: SideName,
         medians: Vec<(String, f64)>,
+    },
+    /// The runs ran with different placements (one CPU, two CPUs, moving): this row
+    /// mixes them; rows per placement follow when both sides have them.
+    PlacementMix {
+        base: Vec<PlacementRuns>,
+        new: Vec<PlacementRuns>,
+    },
+    /// A bimodal side whose modes are its placements: not noise.
+    ModesArePlacements {
+        side: SideName,
+        groups: Vec<PlacementRuns>,
     },
     /// The row alone claimed `row_verdict`, but the claim does not survive
     /// Benjamini-Hochberg across the report's rows: the verdict says so.

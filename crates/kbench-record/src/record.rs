@@ -43,6 +43,10 @@ pub struct RunRecord {
     pub tasks: Vec<TaskCpus>,
     /// The union of all tasks' CPUs.
     pub cpus_used: Vec<u32>,
+    /// Where the two tasks of a two-task workload (pipe, seccomp-notify) ran relative
+    /// to each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::ObservedPlacement>,
     /// Start and end of the timed region, CLOCK_REALTIME, nanoseconds since the epoch.
     pub start_unix_ns: u64,
     pub end_unix_ns: u64,

@@ -184,6 +184,21 @@ impl StoredRun {
     pub fn record(&self) -> Option<RunRecord> {
         self.record.as_ref()?.parse()
     }
+
+    /// Where the run's two tasks ran, read from its record without building the rest.
+    pub fn placement(&self) -> Option<kbench_record::ObservedPlacement> {
+        #[derive(Deserialize)]
+        struct PlacementOnly {
+            #[serde(default)]
+            placement: Option<kbench_record::ObservedPlacement>,
+        }
+        let record = self.record.as_ref()?;
+        // Most workloads have none: skip parsing their (possibly large) records.
+        if !record.as_str().contains("\"placement\"") {
+            return None;
+        }
+        record.parse::<PlacementOnly>()?.placement
+    }
 }
 
 impl RunRow {

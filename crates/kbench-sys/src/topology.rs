@@ -161,6 +161,27 @@ impl Topology {
         self.classes.iter().find(|c| c.cpus.contains(&cpu))
     }
 
+    /// A partner for `cpu` among `allowed`, for two tasks that must run on two CPUs:
+    /// the first that is not its SMT sibling (a sibling shares the core, a different
+    /// and much cheaper path) and of its class (another class is another speed), then
+    /// the first not a sibling, then any other. `None` when `allowed` has no other CPU.
+    pub fn partner(&self, cpu: u32, allowed: &[u32]) -> Option<u32> {
+        let (siblings, class) = match self.cpu(cpu) {
+            Some(c) => (c.smt_siblings.as_slice(), c.class.as_str()),
+            None => (&[][..], ""),
+        };
+        let rank = |other: u32| {
+            let sibling = siblings.contains(&other);
+            let other_class = self.cpu(other).map_or("", |c| c.class.as_str()) != class;
+            (sibling, other_class)
+        };
+        allowed
+            .iter()
+            .copied()
+            .filter(|&c| c != cpu)
+            .min_by_key(|&c| rank(c))
+    }
+
     /// The most capable class (`class:big`).
     pub fn big_class(&self) -> Option<&CpuClass> {
         self.classes.last()

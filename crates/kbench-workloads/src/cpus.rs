@@ -1,5 +1,6 @@
 //! CPU choice and pinning for workloads that place each thread on an explicit CPU.
 use crate::WorkloadError;
+use kbench_record::PlacementRequest;
 use kbench_sys::{format_cpulist, Sysroot};
 use rustix::thread::CpuSet;
 
@@ -27,19 +28,13 @@ pub fn checked_cpu(option: &str, value: i32, allowed: &[u32]) -> Result<u32, Wor
     })
 }
 
-/// A partner for `cpu` among `allowed`: preferably not its SMT sibling (a sibling shares
-/// the core, which is a different and much cheaper path), else any other CPU.
+/// A partner for `cpu` among `allowed` ([`kbench_sys::Topology::partner`]: not its SMT
+/// sibling, of its class); any other allowed CPU when the topology cannot be read.
 pub fn partner_cpu(cpu: u32, allowed: &[u32]) -> Option<u32> {
-    let siblings = Sysroot::from_env()
-        .read_cpulist(&format!(
-            "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
-        ))
-        .unwrap_or_default();
-    let others = allowed.iter().copied().filter(|&c| c != cpu);
-    others
-        .clone()
-        .find(|c| !siblings.contains(c))
-        .or_else(|| others.clone().next())
+    match kbench_sys::Topology::read(&Sysroot::from_env()) {
+        Ok(topology) => topology.partner(cpu, allowed),
+        Err(_) => allowed.iter().copied().find(|&c| c != cpu),
+    }
 }
 
 /// The CPU of option `--long`, if given, checked against `allowed`.
@@ -78,6 +73,27 @@ pub fn complete_pair(
         (Some(a), None) => Ok((a, partner(a)?)),
         (None, Some(b)) => Ok((partner(b)?, b)),
         (None, None) => Ok((first, partner(first)?)),
+    }
+}
+
+/// The CPUs the two tasks of a run are pinned to for `request` (the first task's,
+/// the second's), chosen as wakeup chooses its pair: the first allowed CPU, and for
+/// `cross-cpu` its [`partner_cpu`]. `None` for `free`.
+pub fn placement_cpus(
+    request: PlacementRequest,
+    who: &str,
+) -> Result<Option<(u32, u32)>, WorkloadError> {
+    if request == PlacementRequest::Free {
+        return Ok(None);
+    }
+    let allowed = allowed_cpus()?;
+    let first = allowed
+        .first()
+        .copied()
+        .ok_or_else(|| WorkloadError::Unsupported("no usable CPU".into()))?;
+    match request {
+        PlacementRequest::SameCpu => Ok(Some((first, first))),
+        _ => complete_pair((None, None), &allowed, who).map(Some),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod messaging;
 pub mod metrics;
 pub mod perfopt;
 pub mod pipe;
+pub mod placement;
 pub mod preflight;
 pub mod record;
 pub mod seccomp_notify;

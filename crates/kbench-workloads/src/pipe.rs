@@ -10,11 +10,16 @@
 //!   tokens circulate, about one context switch per loop;
 //! - `pingpong` (perf <= 6.14, Debian's perf 6.1): worker 0 reads first, so one
 //!   token circulates and every read blocks, about two switches per loop.
+//!
+//! `--placement same-cpu|cross-cpu` (kbench's) pins the workers, each pinning itself
+//! as it starts; a round trip on one CPU and one across two are different paths with
+//! several times different costs, and a free run lands on either.
 use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
 use crate::{cgroup, OptionProblem, RunRecord, RusageDelta, Workload, WorkloadError};
+use kbench_record::PlacementRequest;
 use rustix::event::epoll;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::collections::BTreeMap;
@@ -54,6 +59,7 @@ pub static OPTIONS: &[OptSpec] = &[
         kind: OptKind::Bool,
         help: "Loop order of perf <= 6.14 (one token, every read blocks)",
     },
+    crate::placement::OPTION,
 ];
 
 pub static WORKLOAD: Workload = Workload {
@@ -64,7 +70,7 @@ pub static WORKLOAD: Workload = Workload {
     options: OPTIONS,
     comm: "sched-pipe",
     in_perf_all: true,
-    check: check_cgroups,
+    check: check_options,
     validate: crate::no_validate,
     run: run_parsed,
 };
@@ -95,6 +101,7 @@ pub struct Params {
     /// `(SEND, RECV)` cgroup names, relative to the cgroup mount.
     pub cgroups: Option<(String, String)>,
     pub order: LoopOrder,
+    pub placement: PlacementRequest,
 }
 
 impl Params {
@@ -112,6 +119,7 @@ impl Params {
             } else {
                 LoopOrder::Symmetric
             },
+            placement: crate::placement::requested(parsed),
         }
     }
 
@@ -128,18 +136,25 @@ impl Params {
             Some((send, recv)) => serde_json::Value::from(format!("{send},{recv}")),
             None => serde_json::Value::Null,
         };
-        BTreeMap::from([
+        let mut map = BTreeMap::from([
             ("loop".into(), self.loops.into()),
             ("threaded".into(), self.threaded.into()),
             ("nonblocking".into(), self.nonblocking.into()),
             ("cgroups".into(), cgroups),
-        ])
+        ]);
+        map.extend(crate::placement::param(self.placement));
+        map
     }
 }
 
 fn split_cgroups(value: &str) -> Option<(String, String)> {
     let (send, recv) = value.split_once(',')?;
     Some((send.to_string(), recv.to_string()))
+}
+
+fn check_options(parsed: &Parsed) -> Result<(), OptionProblem> {
+    check_cgroups(parsed)?;
+    crate::placement::check(parsed)
 }
 
 /// perf rejects a `-G` value without a comma while parsing.
@@ -191,7 +206,10 @@ struct Side<'a> {
     reads_first: bool,
     nonblocking: bool,
     cgroup: Option<&'a cgroup::Target>,
+    /// The CPU the worker pins itself to first (`--placement`).
+    cpu: Option<u32>,
     slot: TaskSlot<'a>,
+    peer: TaskSlot<'a>,
 }
 
 /// What both sides share; [`SideConfig::side`] makes worker 0's or worker 1's view.
@@ -199,6 +217,7 @@ struct SideConfig<'a> {
     order: LoopOrder,
     nonblocking: bool,
     cgroups: Option<&'a (cgroup::Target, cgroup::Target)>,
+    cpus: Option<[u32; 2]>,
     stats: &'a SharedStats,
 }
 
@@ -216,7 +235,9 @@ impl<'a> SideConfig<'a> {
             cgroup: self
                 .cgroups
                 .map(|(send, recv)| if worker == 0 { send } else { recv }),
+            cpu: self.cpus.map(|c| c[worker]),
             slot: self.stats.task(worker),
+            peer: self.stats.task(1 - worker),
         }
     }
 }
@@ -235,14 +256,18 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
     } else {
         None
     };
+    let cpus = crate::placement::task_cpus(p.placement, "sched pipe")?;
     let pipes = make_pipes(p.nonblocking)?;
     let stats = SharedStats::new(2, 0).map_err(|e| WorkloadError::failed("mmap", e))?;
     let config = SideConfig {
         order: p.order,
         nonblocking: p.nonblocking,
         cgroups: targets.as_ref(),
+        cpus,
         stats: &stats,
     };
+    // In process mode the coordinator is worker 1 and pins itself.
+    let _affinity = cpus.map(|_| crate::placement::AffinityGuard::save());
     workers::prepare(1).map_err(|e| WorkloadError::failed("preparing workers", e))?;
     let outcome = if p.threaded {
         run_threads(p.loops, pipes, &config)
@@ -287,6 +312,7 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
     };
     let mut rec = base.with_per_op(u64::try_from(p.loops).unwrap_or(0));
     rec.perf_signed_loops = Some(p.loops.into());
+    rec.placement = stats.placement();
     rec.metrics = crate::metrics::per_op(&rec);
     rec
 }
@@ -381,8 +407,12 @@ fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Time
     Ok((elapsed, usage))
 }
 
-/// One worker: enter its cgroup, then `loops` times write-and-read (or read-and-write).
+/// One worker: pin itself and enter its cgroup, then `loops` times write-and-read (or
+/// read-and-write).
 fn work(loops: i32, side: Side<'_>) -> Result<(), String> {
+    if let Some(cpu) = side.cpu {
+        crate::cpus::pin_current_thread(cpu)?;
+    }
     if let Some(target) = side.cgroup {
         target.enter_worker().map_err(|e| e.to_string())?;
     }
@@ -403,10 +433,10 @@ fn work(loops: i32, side: Side<'_>) -> Result<(), String> {
             read_token(side.input, &mut buf, poller.as_ref())?;
         }
         if i % CPU_SAMPLE_EVERY == 0 {
-            side.slot.note_current_cpu();
+            side.slot.note_cpu_beside(&side.peer);
         }
     }
-    side.slot.note_current_cpu();
+    side.slot.note_cpu_beside(&side.peer);
     side.slot.note_nr_migrations();
     Ok(())
 }

@@ -9,11 +9,14 @@
 //! perf installs the filter on itself and stays filtered for the rest of its life.
 //! kbench runs the whole sequence in a forked supervisor process instead, so the
 //! coordinator stays clean; the fork of the supervisor is outside the timed region.
+//! With `--placement` (kbench's), the supervisor pins itself before the clock starts
+//! and the target as it starts.
 use crate::measure::{Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::SharedStats;
 use crate::workers::{self, Exit};
-use crate::{no_check, RunRecord, Workload, WorkloadError};
+use crate::{RunRecord, Workload, WorkloadError};
+use kbench_record::PlacementRequest;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -58,6 +61,7 @@ pub static OPTIONS: &[OptSpec] = &[
         kind: OptKind::Bool,
         help: "Enable the synchronous mode for seccomp notifications",
     },
+    crate::placement::OPTION,
 ];
 
 pub static WORKLOAD: Workload = Workload {
@@ -69,7 +73,7 @@ pub static WORKLOAD: Workload = Workload {
     options: OPTIONS,
     comm: "sched-seccomp-n",
     in_perf_all: true,
-    check: no_check,
+    check: crate::placement::check,
     validate: crate::no_validate,
     run: run_parsed,
 };
@@ -79,6 +83,7 @@ pub static WORKLOAD: Workload = Workload {
 pub struct Params {
     pub loops: u64,
     pub sync_mode: bool,
+    pub placement: PlacementRequest,
 }
 
 impl Params {
@@ -86,6 +91,7 @@ impl Params {
         Self {
             loops: parsed.u64("loop").unwrap_or(DEFAULT_LOOPS),
             sync_mode: parsed.bool("sync-mode").unwrap_or(false),
+            placement: crate::placement::requested(parsed),
         }
     }
 }
@@ -99,11 +105,12 @@ const EXIT_UNSUPPORTED: i32 = 3;
 
 /// Runs one seccomp-notify benchmark.
 pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
+    let cpus = crate::placement::task_cpus(p.placement, "sched seccomp-notify")?;
     let stats = SharedStats::new(2, SCALARS).map_err(|e| WorkloadError::failed("mmap", e))?;
     workers::prepare(1).map_err(|e| WorkloadError::failed("preparing workers", e))?;
     workers::flush_stdio();
     let usage_before = UsageSnapshot::take();
-    let supervisor = workers::fork_worker(|| supervise(p, &stats))
+    let supervisor = workers::fork_worker(|| supervise(p, cpus, &stats))
         .map_err(|e| WorkloadError::failed("fork", e))?;
     let exit = workers::reap(supervisor).map_err(|e| WorkloadError::failed("waitpid", e))?;
     let usage = usage_before.delta_to(&UsageSnapshot::take());
@@ -127,10 +134,14 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         .collect();
     let rec = RunRecord {
         workload: WORKLOAD.key(),
-        params: BTreeMap::from([
-            ("loop".into(), p.loops.into()),
-            ("sync-mode".into(), p.sync_mode.into()),
-        ]),
+        params: BTreeMap::from_iter(
+            [
+                ("loop".to_string(), p.loops.into()),
+                ("sync-mode".to_string(), p.sync_mode.into()),
+            ]
+            .into_iter()
+            .chain(crate::placement::param(p.placement)),
+        ),
         variant: "perf".into(),
         total_ns,
         ops: None,
@@ -143,6 +154,7 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         start_unix_ns: stats.scalar(SCALAR_START_UNIX_NS).load(Ordering::SeqCst),
         end_unix_ns: stats.scalar(SCALAR_END_UNIX_NS).load(Ordering::SeqCst),
         header_lines: vec![format!("# Executed {} system calls", p.loops)],
+        placement: stats.placement(),
         ..RunRecord::default()
     };
     let mut rec = rec.with_per_op(p.loops);
@@ -151,8 +163,16 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
 }
 
 /// The supervisor process: perf's whole timed sequence. Returns its exit code.
-fn supervise(p: &Params, stats: &SharedStats) -> i32 {
-    let slot = stats.task(SUPERVISOR);
+/// With `cpus` (supervisor's, target's), it pins itself before the clock starts and
+/// the target pins itself first thing.
+fn supervise(p: &Params, cpus: Option<[u32; 2]>, stats: &SharedStats) -> i32 {
+    let (slot, peer) = (stats.task(SUPERVISOR), stats.task(TARGET));
+    if let Some([cpu, _]) = cpus {
+        if let Err(e) = crate::cpus::pin_current_thread(cpu) {
+            eprintln!("kbench: seccomp-notify: {e}");
+            return 1;
+        }
+    }
     // The supervisor forks the target, so it keeps its own worker registry.
     if let Err(e) = workers::prepare(1) {
         eprintln!("kbench: seccomp-notify: {e}");
@@ -173,7 +193,8 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
         eprintln!("kbench: seccomp-notify: {e}");
         return 1;
     }
-    let target = match workers::fork_worker(|| be_target(stats)) {
+    let target_cpu = cpus.map(|[_, target]| target);
+    let target = match workers::fork_worker(|| be_target(stats, target_cpu)) {
         Ok(pid) => pid,
         Err(e) => {
             eprintln!("kbench: seccomp-notify: fork: {e}");
@@ -190,7 +211,7 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
             return EXIT_UNSUPPORTED;
         }
     }
-    slot.note_current_cpu();
+    slot.note_cpu_beside(&peer);
     for i in 0..p.loops {
         if let Err(message) = answer_one(listener) {
             eprintln!("kbench: seccomp-notify: {message}");
@@ -198,10 +219,10 @@ fn supervise(p: &Params, stats: &SharedStats) -> i32 {
             return 1;
         }
         if i % CPU_SAMPLE_EVERY == 0 {
-            slot.note_current_cpu();
+            slot.note_cpu_beside(&peer);
         }
     }
-    slot.note_current_cpu();
+    slot.note_cpu_beside(&peer);
     slot.note_nr_migrations();
     let _ = rustix::process::kill_process(target, rustix::process::Signal::KILL);
     let exit = workers::reap(target);
@@ -346,12 +367,18 @@ fn answer_one(listener: libc::c_int) -> Result<(), String> {
 
 /// The target: call gettid (trapped) until the answer is not INT_MAX. Never calls
 /// anything that would itself be trapped besides that.
-fn be_target(stats: &SharedStats) -> i32 {
-    let slot = stats.task(TARGET);
+fn be_target(stats: &SharedStats, cpu: Option<u32>) -> i32 {
+    let (slot, peer) = (stats.task(TARGET), stats.task(SUPERVISOR));
+    // sched_setaffinity on the calling thread (pid 0): not a trapped call.
+    if let Some(cpu) = cpu {
+        if crate::cpus::pin_current_thread(cpu).is_err() {
+            return 1;
+        }
+    }
     let mut calls: u64 = 0;
     loop {
         if calls.is_multiple_of(CPU_SAMPLE_EVERY) {
-            slot.note_current_cpu();
+            slot.note_cpu_beside(&peer);
         }
         calls += 1;
         // SAFETY: gettid takes no arguments.

@@ -11,13 +11,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const MASK_WORDS: usize = 16;
 pub const MAX_TRACKED_CPUS: usize = MASK_WORDS * 64;
 /// Per task: the CPU mask, a byte counter, the last CPU seen plus one (0: none yet),
-/// the CPU changes seen between samples, and `se.nr_migrations` plus one (0: unknown).
+/// the CPU changes seen between samples, `se.nr_migrations` plus one (0: unknown),
+/// and the samples taken beside a peer with how many found it on the same CPU.
 /// Padded to three whole cache lines, so no two tasks' words share a line.
 const WORDS_PER_TASK: usize = 24;
 const BYTES: usize = MASK_WORDS;
 const LAST_CPU: usize = MASK_WORDS + 1;
 const SAMPLED_MIGRATIONS: usize = MASK_WORDS + 2;
 const NR_MIGRATIONS: usize = MASK_WORDS + 3;
+const PEER_SAMPLES: usize = MASK_WORDS + 4;
+const PEER_COLOCATED: usize = MASK_WORDS + 5;
 
 /// An anonymous `MAP_SHARED` mapping of atomic words: `tasks` task slots followed
 /// by `scalars` free words (results a helper process hands back).
@@ -107,6 +110,23 @@ impl SharedStats {
         mask_to_cpus(&union)
     }
 
+    /// Where the tasks ran relative to each other: the kind from each task's CPUs, the
+    /// colocated share from the samples taken with [`TaskSlot::note_cpu_beside`].
+    pub fn placement(&self) -> Option<kbench_record::ObservedPlacement> {
+        let tasks: Vec<crate::TaskCpus> = (0..self.tasks)
+            .map(|i| self.task_record(i, String::new()))
+            .collect();
+        let kind = kbench_record::PlacementKind::of_tasks(&tasks)?;
+        let (samples, colocated) = (0..self.tasks)
+            .map(|i| self.task(i))
+            .map(|t| (t.word(PEER_SAMPLES), t.word(PEER_COLOCATED)))
+            .fold((0, 0), |(s, c), (ds, dc)| (s + ds, c + dc));
+        Some(kbench_record::ObservedPlacement {
+            kind,
+            colocated_share: (samples > 0).then(|| colocated as f64 / samples as f64),
+        })
+    }
+
     /// Sum of all tasks' byte counters.
     pub fn total_bytes(&self) -> u64 {
         (0..self.tasks).map(|t| self.task(t).bytes()).sum()
@@ -148,6 +168,25 @@ impl TaskSlot<'_> {
         if last != 0 && last != seen {
             self.words[SAMPLED_MIGRATIONS].fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// [`note_current_cpu`](Self::note_current_cpu), and counts whether `peer` was last
+    /// seen on the same CPU: the colocated share of a run that moved.
+    #[inline]
+    pub fn note_cpu_beside(&self, peer: &TaskSlot<'_>) {
+        self.note_current_cpu();
+        let mine = self.words[LAST_CPU].load(Ordering::Relaxed);
+        let theirs = peer.words[LAST_CPU].load(Ordering::Relaxed);
+        if theirs != 0 {
+            self.words[PEER_SAMPLES].fetch_add(1, Ordering::Relaxed);
+            if theirs == mine {
+                self.words[PEER_COLOCATED].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn word(&self, index: usize) -> u64 {
+        self.words[index].load(Ordering::Relaxed)
     }
 
     /// Stores the calling thread's `se.nr_migrations` (CONFIG_SCHED_DEBUG kernels).

@@ -10,6 +10,7 @@ pub use markdown::MarkdownFormat;
 pub use text::{wrap, TextFormat};
 
 pub use kbench_analysis::model::*;
+use kbench_record::PlacementKind;
 use kbench_stats::{Design, Level, NoiseSource};
 
 /// One way of printing a comparison.
@@ -158,6 +159,38 @@ fn class_runs_text(label: &str, classes: &[ClassRuns]) -> String {
     format!("{label}: {}", parts.join(", "))
 }
 
+/// Where runs ran, in words: "on one CPU".
+pub fn placement_words(kind: PlacementKind) -> &'static str {
+    match kind {
+        PlacementKind::SameCpu => "on one CPU",
+        PlacementKind::CrossCpu => "across CPUs",
+        PlacementKind::Mixed => "moving between CPUs",
+    }
+}
+
+/// Where a group of runs ran, in words: "9 runs on one CPU".
+pub fn placement_runs_words(kind: PlacementKind, runs: usize) -> String {
+    let plural = if runs == 1 { "" } else { "s" };
+    format!("{runs} run{plural} {}", placement_words(kind))
+}
+
+/// "9 runs on one CPU: 1.7020 us/op; 16 across CPUs: 13.020 us/op" (medians).
+pub fn placement_groups_text(groups: &[PlacementRuns], unit: &str) -> String {
+    groups
+        .iter()
+        .map(|g| {
+            let value = figure(Some(g.median));
+            let value = if unit.is_empty() {
+                value
+            } else {
+                format!("{value} {unit}")
+            };
+            format!("{}: {value}", placement_runs_words(g.placement, g.runs.len()))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// A diagnostic in words, naming the side by its label.
 pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
     match d {
@@ -197,6 +230,18 @@ pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
                 .map(|(class, m)| format!("{class} median {}", figure(Some(*m))))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ),
+        Diagnostic::PlacementMix { base, new } => format!(
+            "runs ran with different placements, so this row mixes them and the rows per placement follow; {}: {}; {}: {} (medians)",
+            r.base.label,
+            placement_groups_text(base, ""),
+            r.new.label,
+            placement_groups_text(new, "")
+        ),
+        Diagnostic::ModesArePlacements { side, groups } => format!(
+            "{}: bimodal, and its modes are its placements ({}): not noise",
+            side_label(r, *side),
+            placement_groups_text(groups, "")
         ),
         Diagnostic::NotSignificantAfterBh {
             rows,

@@ -7,17 +7,25 @@ use std::time::{Duration, Instant};
 
 /// The default suite: perf's three sched benchmarks, idle-CPU wakeup latency and IPI
 /// cost, sized for about ten minutes on two cores (about one with `--quick`).
+///
+/// pipe and seccomp-notify run with their tasks pinned: left free, a run lands on one
+/// CPU (a context switch per round trip) or on two (a cross-CPU wakeup, often an IPI
+/// and an idle exit), several times slower, and the mix of the two swamps any change.
+/// Cross-CPU is the path wakeups and IPIs take, so both measure it; pipe on one CPU
+/// is the second spec, the context-switch path alone.
 const SUITE: &[&str] = &[
     "messaging:-g 10 -l 100",
-    "pipe:-l 100000",
-    "seccomp-notify:-l 100000",
+    "pipe:-l 100000 --placement cross-cpu",
+    "pipe:-l 100000 --placement same-cpu",
+    "seccomp-notify:-l 100000 --placement cross-cpu",
     "wakeup:--wakes 1000",
     "ipi:--iterations 20000",
 ];
 const QUICK_SUITE: &[&str] = &[
     "messaging:-g 4 -l 50",
-    "pipe:-l 20000",
-    "seccomp-notify:-l 20000",
+    "pipe:-l 20000 --placement cross-cpu",
+    "pipe:-l 20000 --placement same-cpu",
+    "seccomp-notify:-l 20000 --placement cross-cpu",
     "wakeup:--wakes 300 --gap-us 1000",
     "ipi:--iterations 5000",
 ];
@@ -173,11 +181,12 @@ fn summary(
             .unwrap_or_default()
     );
     out.push_str(&format!(
-        "{:<24} {:>4} {:>11} {:>8} {:>6}  {}\n",
+        "{:<30} {:>4} {:>11} {:>8} {:>6}  {}\n",
         "workload", "n", "median", "CI95 ±%", "CV%", "metric"
     ));
     for o in outcomes {
-        out.push_str(&summary_row(o));
+        out.push_str(&summary_row(o, &o.spec));
+        out.push_str(&placement_rows(o));
     }
     let notes: Vec<String> = outcomes.iter().flat_map(warnings).collect();
     if !notes.is_empty() {
@@ -193,19 +202,31 @@ fn summary(
     out
 }
 
-fn summary_row(o: &WorkloadOutcome) -> String {
+/// One row per placement when a workload's runs ran with more than one.
+fn placement_rows(o: &WorkloadOutcome) -> String {
+    let kinds = kbench_analysis::group::distinct(o.placements.iter().flatten().copied());
+    if kinds.len() < 2 {
+        return String::new();
+    }
+    kinds
+        .into_iter()
+        .map(|kind| {
+            let only = o.only_placement(kind);
+            let name = format!("  {}", kbench_report::compare::placement_words(kind));
+            summary_row(&only, &name)
+        })
+        .collect()
+}
+
+fn summary_row(o: &WorkloadOutcome, name: &str) -> String {
     let d = kbench_stats::describe(&o.values);
     let fmt = |v: Option<f64>, prec: usize| {
         v.map(|v| format!("{v:.prec$}"))
             .unwrap_or_else(|| "-".into())
     };
-    let mut name = o.spec.clone();
-    if name.len() > 24 {
-        name.truncate(23);
-        name.push('~');
-    }
+    let name = kbench_report::truncate(name, 30);
     format!(
-        "{:<24} {:>4} {:>11} {:>8} {:>6}  {}\n",
+        "{:<30} {:>4} {:>11} {:>8} {:>6}  {}\n",
         name,
         d.n,
         kbench_report::compare::figure(d.median),
@@ -237,7 +258,13 @@ fn warnings(o: &WorkloadOutcome) -> Vec<String> {
             runs.join(", ")
         ));
     }
-    if kbench_stats::bimodality(&o.values).bimodal {
+    if let Some(groups) = kbench_analysis::modes::placement_modes(&o.values, &o.placements) {
+        notes.push(format!(
+            "{}: bimodal, and its modes are its placements: {}",
+            o.spec,
+            kbench_report::compare::placement_groups_text(&groups, &o.unit)
+        ));
+    } else if kbench_stats::bimodality(&o.values).bimodal {
         notes.push(format!("{}: bimodal: two populations of runs", o.spec));
     }
     if let Some(drift) = kbench_stats::drift(&o.values) {

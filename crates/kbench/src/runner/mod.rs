@@ -5,6 +5,7 @@ pub mod progress;
 pub mod spec;
 
 use crate::runner::progress::Progress;
+use kbench_record::PlacementKind;
 use kbench_store::Store;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -44,19 +45,41 @@ pub struct Plan {
 pub struct WorkloadOutcome {
     pub spec: String,
     pub metric: String,
+    pub unit: String,
     /// The primary metric of each measured run, in run order.
     pub values: Vec<f64>,
+    /// Where each measured run's two tasks mostly ran (pipe, seccomp-notify).
+    pub placements: Vec<Option<PlacementKind>>,
     pub failures: Vec<String>,
 }
 
 impl WorkloadOutcome {
     /// Half-width of the 95% CI of the median, as a percentage of the median.
     pub fn precision_pct(&self) -> Option<f64> {
-        let sorted = kbench_stats::descriptive::sorted_copy(&self.values);
-        let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
-        let median = ci.estimate;
-        (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
+        precision_pct(&self.values)
     }
+
+    /// The outcome of the runs that mostly ran with placement `kind`.
+    pub fn only_placement(&self, kind: PlacementKind) -> WorkloadOutcome {
+        let keep = |i: &usize| self.placements[*i] == Some(kind);
+        let kept: Vec<usize> = (0..self.values.len()).filter(keep).collect();
+        WorkloadOutcome {
+            spec: self.spec.clone(),
+            metric: self.metric.clone(),
+            unit: self.unit.clone(),
+            values: kept.iter().map(|&i| self.values[i]).collect(),
+            placements: kept.iter().map(|&i| self.placements[i]).collect(),
+            failures: Vec::new(),
+        }
+    }
+}
+
+/// Half-width of the 95% CI of the median of `values`, as a percentage of the median.
+fn precision_pct(values: &[f64]) -> Option<f64> {
+    let sorted = kbench_stats::descriptive::sorted_copy(values);
+    let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
+    let median = ci.estimate;
+    (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
 }
 
 /// Runs the plan, storing every run under `session_id`.
@@ -72,7 +95,9 @@ pub fn execute(
         .map(|s| WorkloadOutcome {
             spec: s.display(),
             metric: String::new(),
+            unit: String::new(),
             values: Vec::new(),
+            placements: Vec::new(),
             failures: Vec::new(),
         })
         .collect();
@@ -174,11 +199,15 @@ fn run_and_store(
         .insert_run(session_id, &stored)
         .map_err(crate::session::store_error)?;
     match result {
-        Ok(_) => {
+        Ok(record) => {
             let primary = stored.values.iter().find(|v| v.primary);
             if let (false, Some(primary)) = (warmup, primary) {
                 outcome.metric = primary.metric.clone();
+                outcome.unit = primary.unit.clone();
                 outcome.values.push(primary.value);
+                outcome
+                    .placements
+                    .push(record.placement.map(|p| p.effective()));
             }
         }
         Err(message) => {
