@@ -197,10 +197,7 @@ pub fn compare_labels(
     });
     adjust_for_multiple_rows(&mut rows, opts.alpha);
     let mut tally = Tally::default();
-    for row in rows
-        .iter()
-        .filter(|r| r.is_primary() && !r.is_split())
-    {
+    for row in rows.iter().filter(|r| r.is_primary() && !r.is_split()) {
         tally.add(row.verdict);
     }
     let not_compared = unmatched(&groups_a, &groups_b)

@@ -215,7 +215,8 @@ pub enum Diagnostic {
         base: Vec<PlacementRuns>,
         new: Vec<PlacementRuns>,
     },
-    /// A bimodal side whose modes are its placements: not noise.
+    /// A side whose runs fall into placement groups that do not overlap: two
+    /// populations, not noise.
     ModesArePlacements {
         side: SideName,
         groups: Vec<PlacementRuns>,

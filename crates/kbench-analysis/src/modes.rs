@@ -8,8 +8,18 @@ use kbench_record::PlacementKind;
 /// When `values` are bimodal and the groups named by `labels` (one per value; empty:
 /// unknown) are two or more and do not overlap, the groups' medians, lowest first.
 pub fn modes_are_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String, f64)>> {
+    if values.len() < 5 || !kbench_stats::bimodality(values).bimodal {
+        return None;
+    }
+    separated_groups(values, labels)
+}
+
+/// When the groups named by `labels` are two or more, each of at least two values,
+/// and their ranges do not overlap, the groups' medians, lowest first.
+pub fn separated_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String, f64)>> {
     let names = distinct(labels.iter().filter(|l| !l.is_empty()));
-    if names.len() < 2 || values.len() < 5 || !kbench_stats::bimodality(values).bimodal {
+    let size = |name: &String| labels.iter().filter(|l| *l == name).count();
+    if names.len() < 2 || names.iter().any(|n| size(n) < 2) {
         return None;
     }
     let mut groups: Vec<(String, f64, f64, f64)> = names
@@ -21,7 +31,12 @@ pub fn modes_are_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String
                 .collect();
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (name.to_string(), kbench_stats::descriptive::median(&v), lo, hi)
+            (
+                name.to_string(),
+                kbench_stats::descriptive::median(&v),
+                lo,
+                hi,
+            )
         })
         .collect();
     groups.sort_by(|x, y| x.1.total_cmp(&y.1));
@@ -31,7 +46,10 @@ pub fn modes_are_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String
 
 /// The runs by placement (one per value, `None`: not recorded), each group with its
 /// median, in order of first appearance.
-pub fn placement_groups(values: &[f64], placements: &[Option<PlacementKind>]) -> Vec<PlacementRuns> {
+pub fn placement_groups(
+    values: &[f64],
+    placements: &[Option<PlacementKind>],
+) -> Vec<PlacementRuns> {
     distinct(placements.iter().flatten().copied())
         .into_iter()
         .map(|kind| {
@@ -48,8 +66,9 @@ pub fn placement_groups(values: &[f64], placements: &[Option<PlacementKind>]) ->
         .collect()
 }
 
-/// The placement groups, lowest median first, when they are the two modes of a
-/// bimodal set of runs.
+/// The placement groups, lowest median first, when their ranges do not overlap: two
+/// populations of runs, whether or not the bimodality test fires (with two thirds
+/// of the runs on one CPU it often flags the others as outliers instead).
 pub fn placement_modes(
     values: &[f64],
     placements: &[Option<PlacementKind>],
@@ -58,7 +77,7 @@ pub fn placement_modes(
         .iter()
         .map(|p| p.map(|k| k.as_str().to_string()).unwrap_or_default())
         .collect();
-    modes_are_groups(values, &labels)?;
+    separated_groups(values, &labels)?;
     let mut groups = placement_groups(values, placements);
     groups.sort_by(|x, y| x.median.total_cmp(&y.median));
     Some(groups)

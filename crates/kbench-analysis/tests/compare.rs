@@ -3,8 +3,9 @@
 //! about and checks the design, the verdict and the diagnostics.
 use kbench_analysis::calibration::{ComponentKey, Fingerprint};
 use kbench_analysis::group::RunKey;
+use kbench_analysis::SideName;
 use kbench_analysis::{compare_labels, CompareReport, CompareRow, Diagnostic, ReportOptions};
-use kbench_record::{LatencySeries, RunRecord};
+use kbench_record::{LatencySeries, ObservedPlacement, PlacementKind, RunRecord};
 use kbench_stats::{Design, Level, NoiseComponents, NoiseSource, Verdict};
 use kbench_store::{
     CalibrationComponent, NewCalibration, NewSession, RawJson, Store, StoredRun, Value,
@@ -97,7 +98,7 @@ fn primary(report: &CompareReport) -> &CompareRow {
     report
         .rows
         .iter()
-        .find(|r| r.metric == "usecs_per_op" && r.cpu_classes.is_empty())
+        .find(|r| r.metric == "usecs_per_op" && !r.is_split())
         .unwrap_or_else(|| panic!("no usecs_per_op row: {report:?}"))
 }
 
@@ -361,4 +362,103 @@ fn failed_runs_and_warmups_are_not_measured() {
         .diagnostics
         .iter()
         .any(|d| matches!(d, Diagnostic::FailedRuns { count: 1, .. })));
+}
+
+/// A run record that says where its two tasks ran.
+fn placed(kind: PlacementKind, share: f64) -> Option<RunRecord> {
+    Some(RunRecord {
+        workload: "sched/pipe".into(),
+        placement: Some(ObservedPlacement {
+            kind,
+            colocated_share: Some(share),
+        }),
+        ..RunRecord::default()
+    })
+}
+
+#[test]
+fn runs_on_one_cpu_and_across_cpus_are_split_and_explain_the_modes() {
+    let mut f = Fixture::new();
+    // Two thirds of the runs on one CPU (1.7 us/op), a third across (13 us/op);
+    // a start-up migration (mixed, 97 % colocated) counts as one CPU.
+    let values = |center_same: f64, center_cross: f64, phase: usize| -> Vec<f64> {
+        spread(12, 0.01, phase)
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                f * if i % 3 == 2 {
+                    center_cross
+                } else {
+                    center_same
+                }
+            })
+            .collect()
+    };
+    let record = |v: f64| {
+        if v > 5.0 {
+            placed(PlacementKind::CrossCpu, 0.0)
+        } else if ((v * 1000.0) as u64).is_multiple_of(2) {
+            placed(PlacementKind::Mixed, 0.97)
+        } else {
+            placed(PlacementKind::SameCpu, 1.0)
+        }
+    };
+    for i in 0..3 {
+        f.session_with("a", "boot1", None, &values(1.7, 13.0, i), record);
+        f.session_with("b", "boot1", None, &values(1.7, 13.0, i + 3), record);
+    }
+    let report = f.compare("a", "b");
+    let pooled = primary(&report);
+    let mix = pooled
+        .diagnostics
+        .iter()
+        .find_map(|d| match d {
+            Diagnostic::PlacementMix { base, .. } => Some(base),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no placement mix: {pooled:?}"));
+    let counts: Vec<(PlacementKind, usize)> =
+        mix.iter().map(|g| (g.placement, g.runs.len())).collect();
+    assert!(counts.contains(&(PlacementKind::SameCpu, 24)), "{counts:?}");
+    assert!(
+        counts.contains(&(PlacementKind::CrossCpu, 12)),
+        "{counts:?}"
+    );
+    for side in [SideName::Base, SideName::New] {
+        let modes = pooled.diagnostics.iter().find_map(|d| match d {
+            Diagnostic::ModesArePlacements { side: s, groups } if *s == side => Some(groups),
+            _ => None,
+        });
+        let modes = modes.unwrap_or_else(|| panic!("{side:?}: modes not explained: {pooled:?}"));
+        assert_eq!(modes[0].placement, PlacementKind::SameCpu);
+        assert!((modes[0].median - 1.7).abs() < 0.1 && (modes[1].median - 13.0).abs() < 1.0);
+    }
+    let split: Vec<Option<PlacementKind>> = report
+        .rows
+        .iter()
+        .filter(|r| r.metric == "usecs_per_op" && r.is_split())
+        .map(|r| r.placement)
+        .collect();
+    assert_eq!(
+        split,
+        [Some(PlacementKind::SameCpu), Some(PlacementKind::CrossCpu)]
+    );
+    // Only the pooled row counts in the tally.
+    assert_eq!(report.tally.inconclusive + report.tally.equivalent, 1);
+}
+
+#[test]
+fn one_placement_throughout_adds_nothing() {
+    let mut f = Fixture::new();
+    for i in 0..3 {
+        let record = |_| placed(PlacementKind::CrossCpu, 0.0);
+        f.session_with("a", "boot1", None, &runs(13.0, 0.01, i), record);
+        f.session_with("b", "boot1", None, &runs(13.0, 0.01, i + 3), record);
+    }
+    let report = f.compare("a", "b");
+    assert!(report.rows.iter().all(|r| !r.is_split()));
+    assert!(!primary(&report).diagnostics.iter().any(|d| matches!(
+        d,
+        Diagnostic::PlacementMix { .. } | Diagnostic::ModesArePlacements { .. }
+    )));
 }

@@ -110,9 +110,7 @@ impl ObservedPlacement {
     pub fn effective(&self) -> PlacementKind {
         match (self.kind, self.colocated_share) {
             (PlacementKind::Mixed, Some(share)) if share >= MOSTLY => PlacementKind::SameCpu,
-            (PlacementKind::Mixed, Some(share)) if share <= 1.0 - MOSTLY => {
-                PlacementKind::CrossCpu
-            }
+            (PlacementKind::Mixed, Some(share)) if share <= 1.0 - MOSTLY => PlacementKind::CrossCpu,
             (kind, _) => kind,
         }
     }

@@ -17,7 +17,10 @@ mod tests {
     #[test]
     fn truncation_marks_the_cut_and_counts_characters() {
         assert_eq!(super::truncate("pipe", 24), "pipe");
-        assert_eq!(super::truncate("wakeup:--wakes 300 --gap-us 1000", 10), "wakeup:--~");
+        assert_eq!(
+            super::truncate("wakeup:--wakes 300 --gap-us 1000", 10),
+            "wakeup:--~"
+        );
         assert_eq!(super::truncate("µµµµ", 3), "µµ~");
     }
 }

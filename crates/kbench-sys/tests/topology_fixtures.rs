@@ -179,3 +179,30 @@ fn the_real_machine_parses() {
     assert!(snapshot.boot_id.is_some());
     eprintln!("real machine: {}", t.summary());
 }
+
+#[test]
+fn partners_are_not_siblings_and_of_the_same_class() {
+    let big_little = Topology::read(&fixture("rk3399")).unwrap();
+    let all = big_little.all_cpus();
+    assert_eq!(
+        big_little.partner(0, &all),
+        Some(1),
+        "a little CPU pairs with a little one"
+    );
+    assert_eq!(
+        big_little.partner(4, &all),
+        Some(5),
+        "a big CPU pairs with a big one"
+    );
+    // Asked for one CPU of each class (`--cpus 0,4`): the other class it is.
+    assert_eq!(big_little.partner(0, &[0, 4]), Some(4));
+    assert_eq!(big_little.partner(0, &[0]), None);
+    let smt = Topology::read(&fixture("xeon-2s")).unwrap();
+    // CPU 20 is CPU 0's sibling: skipped although allowed first.
+    assert_eq!(smt.partner(0, &[0, 20, 1]), Some(1));
+    assert_eq!(
+        smt.partner(0, &[0, 20]),
+        Some(20),
+        "a sibling rather than nothing"
+    );
+}

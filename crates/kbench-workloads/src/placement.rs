@@ -27,7 +27,10 @@ pub fn check(parsed: &Parsed) -> Result<(), OptionProblem> {
     match parsed.str("placement").flatten() {
         Some(name) if PlacementRequest::parse(&name).is_none() => Err(OptionProblem {
             long: "placement",
-            message: format!("unknown placement '{name}' (expected {})", PlacementRequest::NAMES),
+            message: format!(
+                "unknown placement '{name}' (expected {})",
+                PlacementRequest::NAMES
+            ),
         }),
         _ => Ok(()),
     }
@@ -45,8 +48,7 @@ pub fn task_cpus(
 /// The parameter a pinned placement adds to the run's key; none for `free`, so runs
 /// stored before the option existed still compare with new unpinned ones.
 pub fn param(request: PlacementRequest) -> Option<(String, serde_json::Value)> {
-    (request != PlacementRequest::Free)
-        .then(|| ("placement".to_string(), request.as_str().into()))
+    (request != PlacementRequest::Free).then(|| ("placement".to_string(), request.as_str().into()))
 }
 
 /// Restores the calling thread's CPU mask when dropped: a process-mode pipe run pins

@@ -9,8 +9,9 @@ use std::process::Command;
 
 // ---------------------------------------------------------------------------
 // Option tables, in perf's table order (which `--list-opts` shows).
-// messaging and seccomp-notify are kbench's own tables, which must equal perf's;
-// pipe's differs from both perf versions (kbench adds --pingpong), so those are here.
+// messaging's is kbench's own table, which must equal perf's; seccomp-notify's is
+// perf's plus kbench's --placement; pipe's differs from both perf versions (kbench
+// adds --pingpong and --placement), so those are here.
 use kbench_workloads::messaging::OPTIONS as MESSAGING;
 use kbench_workloads::seccomp_notify::OPTIONS as SECCOMP;
 
@@ -208,11 +209,14 @@ const PIPE_6_13_HELP: &str = "
 
 ";
 
+/// perf's help, then kbench's own option in perf's layout.
 const SECCOMP_HELP: &str = "
  Usage: perf bench sched secccomp-notify <options>
 
     -l, --loop <n>        Specify number of loops
     -s, --sync-mode       Enable the synchronous mode for seccomp notifications
+        --placement <free|same-cpu|cross-cpu>
+                          Pin both tasks to one CPU, or each to its own (kbench)
 
 ";
 

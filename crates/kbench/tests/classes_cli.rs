@@ -130,9 +130,13 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
     // The little-core runs exist on one side only: no row of their own.
     assert!(!rows.iter().any(|r| r["cpu_classes"] == "Cortex-A53"));
 
+    let full = kbench(&db, &["compare", "base", "new", "--full"]);
+    let full = String::from_utf8_lossy(&full.stdout);
+    assert!(full.contains("on Cortex-A72 only"), "{full}");
+    assert!(full.lines().all(|l| l.chars().count() <= 80), "{full}");
     let text = kbench(&db, &["compare", "base", "new"]);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("on Cortex-A72 only"), "{text}");
+    assert!(text.contains("\n    on Cortex-A72 "), "{text}");
     assert!(text.contains("different CPU classes"), "{text}");
     assert!(text.contains("base: all runs on Cortex-A72"), "{text}");
     assert!(text.contains("runs 3,7 on Cortex-A53 (CPUs 0-1)"), "{text}");

@@ -158,10 +158,10 @@ fn run_list_show_compare_export_import_round_trip() {
         text_report.contains("kbench compare base new"),
         "ends with how to reproduce"
     );
-    for format in ["markdown", "csv"] {
+    for (format, names_pipe) in [("markdown", "| pipe |"), ("csv", ",sched/pipe,")] {
         assert!(db
             .ok(&["compare", "base", "new", "--format", format])
-            .contains("sched/pipe"));
+            .contains(names_pipe));
     }
 
     // Export and re-import: the same values under a new label.
@@ -298,10 +298,12 @@ fn ab_of_shell_commands_and_fail_on() {
         "sleep 0.05",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdict = text(&out.stdout);
     assert!(
-        text(&out.stdout).contains("REGRESSION"),
-        "{}",
-        text(&out.stdout)
+        verdict
+            .lines()
+            .any(|l| l.starts_with("  ab ") && l.ends_with("regression")),
+        "{verdict}"
     );
     let fail = db.kbench(&["compare", "fast", "slow", "--fail-on", "regression"]);
     assert_eq!(fail.status.code(), Some(1));

@@ -2,6 +2,7 @@
 mod csv;
 mod json;
 mod markdown;
+pub mod table;
 mod text;
 
 pub use csv::CsvFormat;
@@ -13,9 +14,20 @@ pub use kbench_analysis::model::*;
 use kbench_record::PlacementKind;
 use kbench_stats::{Design, Level, NoiseSource};
 
-/// One way of printing a comparison.
+/// How much a format shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// One screen: the primary rows, and the notes of the rows that have any.
+    #[default]
+    Compact,
+    /// Every row with every diagnostic (`--full`).
+    Full,
+}
+
+/// One way of printing comparisons of one or more labels against one base, each
+/// report one label against the base.
 pub trait CompareFormat {
-    fn render(&self, report: &CompareReport) -> String;
+    fn render(&self, reports: &[CompareReport], layout: Layout) -> String;
 }
 
 /// The format named by `--format`, if kbench knows it.
@@ -76,6 +88,17 @@ pub fn metric_text(row: &CompareRow) -> String {
 /// A side's label.
 fn side_label(r: &CompareReport, side: SideName) -> &str {
     r.label(side)
+}
+
+/// "75 runs, 3 sessions, 1 boot".
+pub fn side_counts(s: &SideSummary) -> String {
+    let count = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}, {}, {}",
+        count(s.runs, "run"),
+        count(s.sessions, "session"),
+        count(s.boots, "boot")
+    )
 }
 
 /// The unit word of a level, plural when `n != 1`.
@@ -185,7 +208,10 @@ pub fn placement_groups_text(groups: &[PlacementRuns], unit: &str) -> String {
             } else {
                 format!("{value} {unit}")
             };
-            format!("{}: {value}", placement_runs_words(g.placement, g.runs.len()))
+            format!(
+                "{}: {value}",
+                placement_runs_words(g.placement, g.runs.len())
+            )
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -239,7 +265,7 @@ pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
             placement_groups_text(new, "")
         ),
         Diagnostic::ModesArePlacements { side, groups } => format!(
-            "{}: bimodal, and its modes are its placements ({}): not noise",
+            "{}: its runs split by placement, with no overlap ({}): two populations, not noise",
             side_label(r, *side),
             placement_groups_text(groups, "")
         ),

@@ -1,52 +1,296 @@
-//! Plain text, at most 80 columns, to paste into an email.
+//! Plain text, at most 80 columns, to paste into an email: one screen by default
+//! (the primary rows as a table, the notes of the rows that have any), every row in
+//! full with `--full`.
+use super::table::{self, Cell, Table};
 use super::{
     change_text, delta_text, design_text, diagnostic_text, figure, metric_text, noise_text,
-    not_compared_text, note_text, p_text, CompareFormat, CompareReport, CompareRow, RowKind,
+    not_compared_text, note_text, p_text, CompareFormat, CompareReport, CompareRow, Layout,
+    RowKind,
 };
+use kbench_stats::Verdict;
 
 pub struct TextFormat;
 
 const WIDTH: usize = 80;
 
 impl CompareFormat for TextFormat {
-    fn render(&self, r: &CompareReport) -> String {
-        let mut out = String::new();
-        out.push_str(&wrap(&header(r), ""));
-        out.push_str(&wrap(&format!("  {}", noise_text(r)), "    "));
-        out.push_str(&wrap(&format!("  {}", tally_text(r)), "    "));
-        out.push('\n');
-        for row in &r.rows {
-            out.push_str(&row_text(row, r));
+    fn render(&self, reports: &[CompareReport], layout: Layout) -> String {
+        match layout {
+            Layout::Compact => compact(reports),
+            Layout::Full => reports.iter().map(full).collect::<Vec<_>>().join("\n"),
         }
-        let not_compared: Vec<String> = r
-            .not_compared
-            .iter()
-            .map(|n| not_compared_text(n, r))
-            .collect();
-        section(&mut out, "Not compared:", &not_compared);
-        let env: Vec<String> = r
-            .environment_differences
-            .iter()
-            .map(|d| format!("{}: {} -> {}", d.key, d.base, d.new))
-            .collect();
-        section(&mut out, "Environment differences:", &env);
-        let notes: Vec<String> = r.notes.iter().map(|n| note_text(n, r)).collect();
-        section(&mut out, "Notes:", &notes);
-        section(&mut out, "Reproduce:", &r.reproduce);
-        out
     }
 }
 
+/// The one-screen view.
+fn compact(reports: &[CompareReport]) -> String {
+    let Some(first) = reports.first() else {
+        return String::new();
+    };
+    let labels: Vec<&str> = reports.iter().map(|r| r.new.label.as_str()).collect();
+    let mut out = wrap(
+        &format!(
+            "kbench compare: {} -> {}",
+            first.base.label,
+            labels.join(", ")
+        ),
+        "  ",
+    );
+    let mut sides = vec![side_text(&first.base)];
+    sides.extend(reports.iter().map(|r| side_text(&r.new)));
+    out.push_str(&wrap(&format!("  {}", sides.join("; ")), "    "));
+    out.push_str(&wrap(&format!("  {}", delta_text(first)), "    "));
+    out.push_str(&wrap(&format!("  {}", noise_text(first)), "    "));
+    out.push('\n');
+    let t = Table::build(reports);
+    out.push_str(&render_table(&t));
+    out.push('\n');
+    if let Some(legend) = table::needed_legend(&t.needed_levels()) {
+        out.push_str(&wrap(&legend, "  "));
+    }
+    for r in reports {
+        let lead = if reports.len() == 1 {
+            "primary".to_string()
+        } else {
+            r.new.label.clone()
+        };
+        out.push_str(&wrap(&format!("{lead}: {}", table::tally_text(r)), "  "));
+        if let Some(secondary) = table::secondary_text(r) {
+            out.push_str(&wrap(&format!("  {secondary}"), "    "));
+        }
+    }
+    out.push('\n');
+    section(&mut out, "Notes:", &table::notes(reports));
+    section(&mut out, "Reproduce:", &table::reproduce(reports));
+    out
+}
+
+/// How much of each cell the table shows; the first that fits 80 columns wins.
+#[derive(Clone, Copy)]
+struct Detail {
+    ci: bool,
+    short_verdicts: bool,
+}
+
+const DETAILS: [Detail; 3] = [
+    Detail {
+        ci: true,
+        short_verdicts: false,
+    },
+    Detail {
+        ci: false,
+        short_verdicts: false,
+    },
+    Detail {
+        ci: false,
+        short_verdicts: true,
+    },
+];
+
+/// The narrowest the spec column gets before cells lose detail.
+const MIN_NAME: usize = 16;
+
+fn short_verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regression => "regr",
+        Verdict::Improvement => "impr",
+        Verdict::Equivalent => "equiv",
+        Verdict::Changed => "changed",
+        Verdict::Inconclusive => "incon",
+        Verdict::Insufficient => "insuff",
+    }
+}
+
+/// One column: its heading and one cell per line; numbers are right-aligned.
+struct Column {
+    heading: String,
+    cells: Vec<String>,
+    right: bool,
+}
+
+impl Column {
+    fn width(&self) -> usize {
+        self.cells
+            .iter()
+            .chain(std::iter::once(&self.heading))
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn columns(t: &Table, detail: Detail) -> Vec<Column> {
+    let levels = t.needed_levels();
+    let single = t.labels.len() == 1;
+    let mut cols = vec![Column {
+        heading: t.base.clone(),
+        cells: t.lines.iter().map(|l| l.base_value.clone()).collect(),
+        right: true,
+    }];
+    for (i, label) in t.labels.iter().enumerate() {
+        let text = |l: &table::Line, f: &dyn Fn(&Cell) -> String| {
+            l.cells[i].as_ref().map_or("-".into(), f)
+        };
+        if single {
+            cols.push(Column {
+                heading: label.clone(),
+                cells: t
+                    .lines
+                    .iter()
+                    .map(|l| text(l, &|c| c.new_value.clone()))
+                    .collect(),
+                right: true,
+            });
+        }
+        let change = |c: &Cell| {
+            if detail.ci && c.ci != "-" {
+                format!("{} {}", c.change, c.ci)
+            } else {
+                c.change.clone()
+            }
+        };
+        let verdict = |c: &Cell| {
+            let word = if detail.short_verdicts {
+                short_verdict(c.verdict)
+            } else {
+                c.verdict.as_str()
+            };
+            let needed = table::needed_text(c, &levels);
+            if needed.is_empty() {
+                word.to_string()
+            } else {
+                format!("{word} {needed}")
+            }
+        };
+        let changes: Vec<String> = t.lines.iter().map(|l| text(l, &change)).collect();
+        let verdicts: Vec<String> = t.lines.iter().map(|l| text(l, &verdict)).collect();
+        if single {
+            cols.push(Column {
+                heading: if detail.ci {
+                    "change [95% CI]".into()
+                } else {
+                    "change".into()
+                },
+                cells: changes,
+                right: false,
+            });
+            cols.push(Column {
+                heading: "verdict".into(),
+                cells: verdicts,
+                right: false,
+            });
+        } else {
+            // One column per label, headed by it: the change, then the verdict.
+            let width = changes.iter().map(|c| c.chars().count()).max().unwrap_or(0);
+            cols.push(Column {
+                heading: label.clone(),
+                cells: changes
+                    .iter()
+                    .zip(&verdicts)
+                    .map(|(c, v)| format!("{c:<width$} {v}"))
+                    .collect(),
+                right: false,
+            });
+        }
+    }
+    cols
+}
+
+fn name_width(t: &Table) -> usize {
+    t.lines
+        .iter()
+        .map(|l| l.name.chars().count() + if l.split { 4 } else { 2 })
+        .max()
+        .unwrap_or(0)
+}
+
+fn render_table(t: &Table) -> String {
+    if t.lines.is_empty() {
+        return String::new();
+    }
+    let natural = name_width(t);
+    let fits = |cols: &[Column], name: usize| {
+        name + cols.iter().map(|c| c.width() + 2).sum::<usize>() <= WIDTH
+    };
+    let mut chosen = None;
+    for detail in DETAILS {
+        let cols = columns(t, detail);
+        if fits(&cols, natural.min(MIN_NAME)) {
+            chosen = Some(cols);
+            break;
+        }
+    }
+    let cols = chosen.unwrap_or_else(|| columns(t, DETAILS[DETAILS.len() - 1]));
+    let rest: usize = cols.iter().map(|c| c.width() + 2).sum();
+    let name = natural.min(WIDTH.saturating_sub(rest)).max(MIN_NAME);
+    let mut out = String::new();
+    let mut line = format!("{:name$}", "");
+    for c in &cols {
+        push_cell(&mut line, &c.heading, c.width(), c.right);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    let mut metric = None;
+    for (i, l) in t.lines.iter().enumerate() {
+        if metric != Some(&l.metric) {
+            out.push_str(&l.metric);
+            out.push('\n');
+            metric = Some(&l.metric);
+        }
+        let indent = if l.split { "    " } else { "  " };
+        let shown = crate::truncate(&format!("{indent}{}", l.name), name);
+        let mut line = format!("{shown:name$}");
+        for c in &cols {
+            push_cell(&mut line, &c.cells[i], c.width(), c.right);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn push_cell(line: &mut String, text: &str, width: usize, right: bool) {
+    line.push_str("  ");
+    if right {
+        line.push_str(&format!("{text:>width$}"));
+    } else {
+        line.push_str(&format!("{text:<width$}"));
+    }
+}
+
+/// Every row in full: the detail `--full` prints.
+fn full(r: &CompareReport) -> String {
+    let mut out = String::new();
+    out.push_str(&wrap(&header(r), ""));
+    out.push_str(&wrap(&format!("  {}", noise_text(r)), "    "));
+    out.push_str(&wrap(
+        &format!("  primary metrics: {}", table::tally_text(r)),
+        "    ",
+    ));
+    out.push('\n');
+    for row in &r.rows {
+        out.push_str(&row_text(row, r));
+    }
+    let not_compared: Vec<String> = r
+        .not_compared
+        .iter()
+        .map(|n| not_compared_text(n, r))
+        .collect();
+    section(&mut out, "Not compared:", &not_compared);
+    let env: Vec<String> = r
+        .environment_differences
+        .iter()
+        .map(|d| format!("{}: {} -> {}", d.key, d.base, d.new))
+        .collect();
+    section(&mut out, "Environment differences:", &env);
+    let notes: Vec<String> = r.notes.iter().map(|n| note_text(n, r)).collect();
+    section(&mut out, "Notes:", &notes);
+    section(&mut out, "Reproduce:", &r.reproduce);
+    out
+}
+
 fn side_text(s: &super::SideSummary) -> String {
-    format!(
-        "{} ({} runs, {} session{}, {} boot{})",
-        s.label,
-        s.runs,
-        s.sessions,
-        plural(s.sessions),
-        s.boots,
-        plural(s.boots)
-    )
+    format!("{} ({})", s.label, super::side_counts(s))
 }
 
 fn header(r: &CompareReport) -> String {
@@ -56,36 +300,6 @@ fn header(r: &CompareReport) -> String {
         side_text(&r.new),
         delta_text(r)
     )
-}
-
-/// "primary: 3 equivalent, 1 inconclusive, 1 regression".
-pub fn tally_text(r: &CompareReport) -> String {
-    let t = &r.tally;
-    let parts: Vec<String> = [
-        (t.regression, "regression"),
-        (t.improvement, "improvement"),
-        (t.changed, "changed"),
-        (t.equivalent, "equivalent"),
-        (t.inconclusive, "inconclusive"),
-        (t.insufficient, "insufficient"),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, word)| format!("{n} {word}"))
-    .collect();
-    if parts.is_empty() {
-        "primary metrics: none compared".into()
-    } else {
-        format!("primary metrics: {}", parts.join(", "))
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 fn row_text(row: &CompareRow, r: &CompareReport) -> String {
@@ -103,6 +317,9 @@ fn row_text(row: &CompareRow, r: &CompareReport) -> String {
     let mut context = format!("{} [{}]", row.params, row.variant);
     if !row.cpu_classes.is_empty() {
         context.push_str(&format!(" on {} only", row.cpu_classes));
+    }
+    if let Some(p) = row.placement {
+        context.push_str(&format!(" {} only", super::placement_words(p)));
     }
     out.push_str(&wrap(context.trim(), "  "));
     // Pooled percentile rows carry the percentile where other rows carry the median.

@@ -30,6 +30,9 @@ pub struct AbArgs {
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
     pub format: String,
+    /// Every row of the verdict with every diagnostic, not one screen.
+    #[arg(long)]
+    pub full: bool,
     /// Stop a workload run (and record it as failed) after this many seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     pub run_timeout: f64,
@@ -139,7 +142,12 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     if args.format == "text" {
         println!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
-    crate::cmd::compare::print_report(&report, &args.format)?;
+    let layout = if args.full {
+        kbench_report::compare::Layout::Full
+    } else {
+        kbench_report::compare::Layout::Compact
+    };
+    crate::cmd::compare::print_reports(std::slice::from_ref(&report), &args.format, layout)?;
     // A side that produced nothing is a failed A/B, whatever was printed.
     let failed_side = report.base.runs == 0 || report.new.runs == 0;
     Ok(i32::from(failed_side))

@@ -1,19 +1,24 @@
-//! `kbench compare BASE NEW`: the verdict.
+//! `kbench compare BASE NEW [NEW...]`: the verdict of each NEW against BASE.
 use crate::error::usage;
 use crate::session::DbArgs;
 use kbench_analysis::{CompareReport, ReportOptions};
+use kbench_report::compare::Layout;
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
     /// The label of the reference side (before).
     pub base: String,
-    /// The label of the side judged against it (after).
-    pub new: String,
+    /// The labels judged against it (after), one column each.
+    #[arg(required = true, value_name = "NEW")]
+    pub new: Vec<String>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
     pub format: String,
+    /// Every row (secondary metrics, percentiles) with every diagnostic, not one screen.
+    #[arg(long)]
+    pub full: bool,
     /// Exit 1 when a row is a regression (or any real change).
     #[arg(long, value_parser = ["regression", "change"])]
     pub fail_on: Option<String>,
@@ -55,24 +60,42 @@ impl VerdictArgs {
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
+    for (i, label) in args.new.iter().enumerate() {
+        if args.new[..i].contains(label) {
+            return usage(format!("'{label}' is named twice"));
+        }
+    }
     let store = args.db.open()?;
-    let report = kbench_analysis::compare_labels(&store, &args.base, &args.new, options)
+    let reports = args
+        .new
+        .iter()
+        .map(|new| kbench_analysis::compare_labels(&store, &args.base, new, options))
+        .collect::<Result<Vec<_>, _>>()
         .map_err(crate::analysis_error)?;
-    print_report(&report, &args.format)?;
+    let layout = if args.full {
+        Layout::Full
+    } else {
+        Layout::Compact
+    };
+    print_reports(&reports, &args.format, layout)?;
     let failed = args.fail_on.as_deref().is_some_and(|rule| {
-        report
-            .rows
+        reports
             .iter()
+            .flat_map(|r| &r.rows)
             .any(|r| kbench_analysis::fails_on(rule, r.verdict))
     });
     Ok(i32::from(failed))
 }
 
-/// Prints a report; a closed stdout ends the output quietly.
-pub fn print_report(report: &CompareReport, format: &str) -> anyhow::Result<()> {
+/// Prints reports; a closed stdout ends the output quietly.
+pub fn print_reports(
+    reports: &[CompareReport],
+    format: &str,
+    layout: Layout,
+) -> anyhow::Result<()> {
     use std::io::Write;
     if let Some(f) = kbench_report::compare::by_name(format) {
-        let text = f.render(report);
+        let text = f.render(reports, layout);
         let mut out = std::io::stdout().lock();
         match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

@@ -260,7 +260,7 @@ fn warnings(o: &WorkloadOutcome) -> Vec<String> {
     }
     if let Some(groups) = kbench_analysis::modes::placement_modes(&o.values, &o.placements) {
         notes.push(format!(
-            "{}: bimodal, and its modes are its placements: {}",
+            "{}: two populations, split by placement: {}",
             o.spec,
             kbench_report::compare::placement_groups_text(&groups, &o.unit)
         ));

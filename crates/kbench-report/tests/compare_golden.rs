@@ -1,0 +1,98 @@
+//! Golden tests of the compare layouts: reports (JSON of real `kbench compare` runs,
+//! their verdicts edited to show every kind) rendered byte for byte as the files
+//! beside them. `KBENCH_BLESS=1 cargo test -p kbench-report --test compare_golden`
+//! rewrites the expected files after a deliberate change; review the diff.
+use kbench_report::compare::{by_name, CompareReport, Layout};
+use std::path::PathBuf;
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// The reports of a fixture: one report, or `{"base", "comparisons": [...]}`.
+fn reports(name: &str) -> Vec<CompareReport> {
+    let text = std::fs::read_to_string(golden_dir().join(name)).expect("fixture");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("fixture JSON");
+    match value.get("comparisons") {
+        Some(list) => serde_json::from_value(list.clone()).expect("reports"),
+        None => vec![serde_json::from_value(value).expect("report")],
+    }
+}
+
+fn check(fixture: &str, format: &str, layout: Layout, expected: &str) {
+    let text = by_name(format)
+        .expect("format")
+        .render(&reports(fixture), layout);
+    let path = golden_dir().join(expected);
+    if std::env::var_os("KBENCH_BLESS").is_some() {
+        std::fs::write(&path, &text).expect("bless");
+        return;
+    }
+    let want = std::fs::read_to_string(&path).expect("golden file");
+    assert_eq!(
+        text, want,
+        "{format} of {fixture} differs from {expected}; KBENCH_BLESS=1 rewrites it"
+    );
+}
+
+fn widest_line(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn one_label_text_fits_one_screen() {
+    check("single.json", "text", Layout::Compact, "single.txt");
+    let text = by_name("text")
+        .unwrap()
+        .render(&reports("single.json"), Layout::Compact);
+    assert!(widest_line(&text) <= 80, "{text}");
+    assert!(text.lines().count() <= 50, "{text}");
+}
+
+#[test]
+fn three_kernels_text_has_a_column_per_label() {
+    check(
+        "three-kernels.json",
+        "text",
+        Layout::Compact,
+        "three-kernels.txt",
+    );
+    let text = by_name("text")
+        .unwrap()
+        .render(&reports("three-kernels.json"), Layout::Compact);
+    assert!(widest_line(&text) <= 80, "{text}");
+}
+
+#[test]
+fn markdown_gets_the_same_table() {
+    check("single.json", "markdown", Layout::Compact, "single.md");
+    check(
+        "three-kernels.json",
+        "markdown",
+        Layout::Compact,
+        "three-kernels.md",
+    );
+}
+
+#[test]
+fn full_text_keeps_every_row() {
+    let reports = reports("single.json");
+    let text = by_name("text").unwrap().render(&reports, Layout::Full);
+    assert!(widest_line(&text) <= 80);
+    // One block per row, each naming its metric.
+    for row in &reports[0].rows {
+        assert!(text.contains(&row.metric), "{} missing", row.metric);
+    }
+}
+
+#[test]
+fn csv_and_json_have_every_label() {
+    let reports = reports("three-kernels.json");
+    let csv = by_name("csv").unwrap().render(&reports, Layout::Compact);
+    let rows: usize = reports.iter().map(|r| r.rows.len()).sum();
+    assert_eq!(csv.lines().count(), rows + 1);
+    let json: serde_json::Value =
+        serde_json::from_str(&by_name("json").unwrap().render(&reports, Layout::Compact)).unwrap();
+    assert_eq!(json["comparisons"].as_array().map(Vec::len), Some(2));
+    assert_eq!(json["base"], "v6.1-ptr");
+}

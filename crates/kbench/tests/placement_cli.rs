@@ -1,0 +1,197 @@
+//! `--placement` of pipe and seccomp-notify end to end: real workers pinned by the
+//! real kernel, their CPUs seen by getcpu, the records stored and compared.
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn kbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(args)
+        .output()
+        .expect("run kbench")
+}
+
+fn usable_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The JSON record of one `kbench bench --json` run.
+fn record(args: &[&str]) -> Value {
+    let mut all = vec!["bench", "--json"];
+    all.extend_from_slice(args);
+    let out = kbench(&all);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON record")
+}
+
+fn task_cpus(rec: &Value) -> Vec<Vec<u64>> {
+    rec["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["cpus"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_u64().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn same_cpu_runs_both_tasks_on_one_cpu() {
+    for args in [
+        &["sched", "pipe", "-l", "5000", "--placement", "same-cpu"][..],
+        &[
+            "sched",
+            "pipe",
+            "-T",
+            "-l",
+            "5000",
+            "--placement",
+            "same-cpu",
+        ],
+        &[
+            "sched",
+            "seccomp-notify",
+            "-l",
+            "5000",
+            "--placement",
+            "same-cpu",
+        ],
+    ] {
+        let rec = record(args);
+        let cpus = task_cpus(&rec);
+        assert_eq!(cpus.len(), 2, "{args:?}");
+        assert!(
+            cpus[0].len() == 1 && cpus[0] == cpus[1],
+            "{args:?}: {cpus:?}"
+        );
+        assert_eq!(rec["placement"]["kind"], "same-cpu", "{args:?}");
+        assert_eq!(rec["placement"]["colocated_share"], 1.0, "{args:?}");
+        assert_eq!(rec["params"]["placement"], "same-cpu", "{args:?}");
+    }
+}
+
+#[test]
+fn cross_cpu_runs_each_task_on_its_own_cpu() {
+    if usable_cpus() < 2 {
+        eprintln!("SKIP: one usable CPU");
+        return;
+    }
+    for args in [
+        &["sched", "pipe", "-l", "5000", "--placement", "cross-cpu"][..],
+        &[
+            "sched",
+            "pipe",
+            "-T",
+            "-l",
+            "5000",
+            "--placement",
+            "cross-cpu",
+        ],
+        &[
+            "sched",
+            "seccomp-notify",
+            "-l",
+            "5000",
+            "--placement",
+            "cross-cpu",
+        ],
+    ] {
+        let rec = record(args);
+        let cpus = task_cpus(&rec);
+        assert!(
+            cpus.iter().all(|c| c.len() == 1) && cpus[0] != cpus[1],
+            "{args:?}: {cpus:?}"
+        );
+        assert_eq!(rec["placement"]["kind"], "cross-cpu", "{args:?}");
+        assert_eq!(rec["placement"]["colocated_share"], 0.0, "{args:?}");
+    }
+}
+
+#[test]
+fn free_placement_keeps_perfs_parameters_and_still_records_where_it_ran() {
+    let rec = record(&["sched", "pipe", "-l", "5000"]);
+    assert!(
+        rec["params"].get("placement").is_none(),
+        "{}",
+        rec["params"]
+    );
+    let kind = rec["placement"]["kind"].as_str().unwrap();
+    assert!(["same-cpu", "cross-cpu", "mixed"].contains(&kind), "{kind}");
+    let share = rec["placement"]["colocated_share"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&share));
+}
+
+#[test]
+fn bad_placements_are_refused() {
+    let out = kbench(&["bench", "sched", "pipe", "--placement", "both"]);
+    assert_eq!(
+        out.status.code(),
+        Some(129),
+        "perf's exit for a bad option value"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown placement 'both'"), "{stderr}");
+    // Two CPUs asked for where one is allowed: one line, exit 2.
+    let out = kbench(&[
+        "bench",
+        "--cpus",
+        "0",
+        "sched",
+        "pipe",
+        "--placement",
+        "cross-cpu",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("needs two usable CPUs"), "{stderr}");
+}
+
+#[test]
+fn placements_are_stored_and_never_pooled_with_free_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let db = db.to_str().unwrap();
+    for label in ["a", "b"] {
+        let out = kbench(&[
+            "run",
+            "pipe:-l 2000 --placement same-cpu",
+            "pipe:-l 2000",
+            "--runs",
+            "3",
+            "--label",
+            label,
+            "--db",
+            db,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = kbench(&["compare", "a", "b", "--db", db, "--format", "json"]);
+    assert!(out.status.success());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pipe_rows: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "usecs_per_op" && r.get("placement").is_none())
+        .map(|r| r["params"].as_str().unwrap())
+        .collect();
+    assert_eq!(pipe_rows.len(), 2, "{pipe_rows:?}");
+    assert!(pipe_rows.iter().any(|p| p.contains("placement=same-cpu")));
+    assert!(pipe_rows.iter().any(|p| !p.contains("placement")));
+    let text = kbench(&["compare", "a", "b", "--db", db]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("pipe same-cpu"), "{text}");
+}
