@@ -70,14 +70,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
 
 /// Prints a report; a closed stdout ends the output quietly.
 pub fn print_report(report: &CompareReport, format: &str) -> anyhow::Result<()> {
-    use std::io::Write;
     if let Some(f) = kbench_report::compare::by_name(format) {
-        let text = f.render(report);
-        let mut out = std::io::stdout().lock();
-        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            other => other?,
-        }
+        crate::output::write_stdout(f.render(report).as_bytes())?;
     }
     Ok(())
 }
