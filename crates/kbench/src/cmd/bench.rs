@@ -1,6 +1,6 @@
 //! `kbench bench`: single runs, a drop-in for `perf bench` (collection `sched`).
 //!
-//! Options, output and exit codes follow perf (see perf-compat.md), with three
+//! Options, output and exit codes follow perf (see docs/perf-compat.md), with three
 //! deliberate differences, each where perf misbehaves: an unknown `-f` format or
 //! `-r 0` is an error (exit 2) rather than a message and exit 0; `sched all` exits 1
 //! when a benchmark failed; and `-f json` / `--json` print kbench's run records.
