@@ -1,5 +1,5 @@
 //! Golden tests: every run format renders fixed records byte for byte as perf would
-//! (the expected texts are perf 6.1 transcripts from perf-compat.md).
+//! (the expected texts are perf 6.1's layouts, docs/perf-compat.md §1.1-§4.3).
 use kbench_record::{RunRecord, RusageDelta, TaskCpus};
 use kbench_report::bench::{by_name, RunFormat};
 use std::collections::BTreeMap;

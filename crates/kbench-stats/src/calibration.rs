@@ -1,4 +1,4 @@
-//! Seeded Monte-Carlo calibration of the verdicts (statistics.md §4.5 item 2): A/A
+//! Seeded Monte-Carlo calibration of the verdicts (`docs/statistics.md`, "Validation"): A/A
 //! false-claim rates under several noise models and power for an injected shift. Pure and
 //! deterministic given the seed; used by `tests/calibration.rs` and
 //! `examples/calibration.rs`.
@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// Noise models of the simulation (statistics.md §4.4 and Appendix A).
+/// Noise models of the simulation (the cells listed in `docs/statistics.md`, "Validation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoiseModel {

@@ -1,7 +1,7 @@
 //! Two-sample comparison with a verdict against a practical threshold δ.
 //!
 //! The estimate is the Hodges-Lehmann shift of log values with the exact Moses interval
-//! (see `statistics.md` §4.2); the verdict is read from that interval and ±δ.
+//! (see `docs/statistics.md`, "Runs, sessions, boots"); the verdict is read from that interval and ±δ.
 
 use crate::descriptive::{describe, median, sample_sd, Summary};
 use crate::diagnostics::{bimodality, drift_if_significant, mad_outliers, Bimodality, Drift};
@@ -231,7 +231,7 @@ fn rel_to_pct(scale: Scale, rel: f64) -> f64 {
     }
 }
 
-/// Reads the verdict from the interval (statistics.md §4.2, item 8), in "B larger" terms,
+/// Reads the verdict from the interval (the table of `docs/statistics.md`), in "B larger" terms,
 /// then maps larger to worse unless higher is better.
 pub(crate) fn verdict_from_interval(
     (low, high): (f64, f64),
@@ -441,7 +441,7 @@ pub(crate) fn insufficient_comparison(
 
 /// Compares two samples of raw values (B against A), e.g. run times of two kernels.
 ///
-/// Method (statistics.md §4.2): on log values, the Hodges-Lehmann shift (Hodges & Lehmann
+/// Method (`docs/statistics.md`, runs as units): on log values, the Hodges-Lehmann shift (Hodges & Lehmann
 /// 1963) with the distribution-free interval from inverting the Mann-Whitney test (Moses 1965;
 /// Hollander & Wolfe 1999, §4.3; exact without ties for ≤ 50 values per side) and the two-sided
 /// Mann-Whitney p (Mann & Whitney 1947). When the rank interval cannot reach 1 − α (3 vs 3),

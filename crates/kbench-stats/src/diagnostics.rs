@@ -88,7 +88,7 @@ pub const GAP_WITHIN_SDS: f64 = 4.0;
 /// n = 30 even for a 30/70 mixture 6 SDs apart (histograms of 12-20 values are too coarse),
 /// so the gap rule is also applied for 5 ≤ n < 30, not only below 12. Gap rule: flagged when
 /// the largest gap with at least two values on each side exceeds 3 times the median gap
-/// (statistics.md §4.3 item 12) and 4 pooled SDs of the values on either side of it.
+/// (`docs/statistics.md`, "Diagnostics") and 4 pooled SDs of the values on either side of it.
 pub fn bimodality(values: &[f64]) -> Bimodality {
     let finite = values.iter().all(|v| v.is_finite());
     if values.len() < 5 || !finite {

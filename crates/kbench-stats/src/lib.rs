@@ -2,7 +2,7 @@
 //!
 //! Pure functions (no I/O, no global state, deterministic) that compare two sets of
 //! benchmark values and return a verdict with its numbers and diagnostics. The method set and
-//! its evidence are in `docs/statistics.md` §4: Hodges-Lehmann shift of log values with the
+//! its evidence are in `docs/statistics.md`: Hodges-Lehmann shift of log values with the
 //! exact Moses interval, a verdict against a practical threshold δ, and diagnostics for
 //! outliers, bimodality, drift and shape next to every verdict.
 //!

@@ -1,4 +1,4 @@
-//! Seeded Monte-Carlo calibration (statistics.md §4.5 item 2). Print the table with
+//! Seeded Monte-Carlo calibration (`docs/statistics.md`, "Validation"). Print the table with
 //! `cargo test -p kbench-stats --test calibration -- --nocapture`.
 
 use kbench_stats::calibration::{format_table, run_calibration, CalibrationConfig, POWER_CELL};

@@ -1,4 +1,4 @@
-//! Invariance properties of `compare` (statistics.md §4.5 item 1).
+//! Invariance properties of `compare` (`docs/statistics.md`, "Validation").
 
 use kbench_stats::{compare, CompareOptions, Verdict};
 use proptest::prelude::*;

@@ -1,5 +1,5 @@
 //! The perf bench text reader, on captured perf 6.1 output, the transcripts of
-//! perf-compat.md §8, malformed files, and output captured from /usr/bin/perf now.
+//! docs/perf-compat.md §8, malformed files, and output captured from /usr/bin/perf now.
 use kbench_store::import::{parse_file_text, perf_bench, ImportedRun};
 use serde_json::json;
 use std::process::Command;
@@ -147,7 +147,7 @@ fn sched_all_in_simple_format_pairs_each_header_with_its_time() {
 
 #[test]
 fn seccomp_notify_output_from_the_spec_is_read() {
-    // perf-compat.md §4.3 (perf >= 6.6; not runnable with the installed 6.1).
+    // docs/perf-compat.md §4.3 (perf >= 6.6; not runnable with the installed 6.1).
     let text = "# Running 'sched/seccomp-notify' benchmark:\n\
                 # Executed 1000000 system calls\n\n     Total time: 2.769 [sec]\n\n\
                 \x20      2.769629 usecs/op\n         361059 ops/sec\n";
@@ -160,7 +160,7 @@ fn seccomp_notify_output_from_the_spec_is_read() {
 
 #[test]
 fn zero_loops_drop_the_infinite_per_op_figure() {
-    // perf-compat.md §8, `perf bench sched pipe -l 0`.
+    // docs/perf-compat.md §8, `perf bench sched pipe -l 0`.
     let text = "# Running 'sched/pipe' benchmark:\n\
                 # Executed 0 pipe operations between two processes\n\n\
                 \x20    Total time: 0.000 [sec]\n\n            inf usecs/op\n              0 ops/sec\n";

@@ -1,6 +1,7 @@
-//! Tests for the perf-compatible option parser: golden texts from
-//! docs/perf-compat.md, behaviour of the grammar, robustness, and parity
-//! with the real `/usr/bin/perf` (skipped when perf is not installed).
+//! Tests for the perf-compatible option parser: golden texts of perf's help and
+//! errors (docs/perf-compat.md §1.3, §2-§4, §8), behaviour of the grammar,
+//! robustness, and parity with the real `/usr/bin/perf` (skipped when perf is not
+//! installed).
 
 use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, Parsed, Parser};
 use proptest::prelude::*;
@@ -178,7 +179,7 @@ fn stderr_of(parser: &Parser<'_>, args: &[&str]) -> String {
 }
 
 // ---------------------------------------------------------------------------
-// Golden help texts (docs §2.1, §3.1, §4.1).
+// Golden help texts (docs/perf-compat.md §2.1, §3.1, §4.1).
 
 const MESSAGING_HELP: &str = "
  Usage: perf bench sched messaging <options>
@@ -276,7 +277,7 @@ fn top_level_format_option_wraps_like_perf_bench() {
 }
 
 // ---------------------------------------------------------------------------
-// Golden error transcripts (docs §1.3 and §8).
+// Golden error transcripts (docs/perf-compat.md §1.3 and §8).
 
 #[test]
 fn transcript_messaging_negative_group() {
@@ -597,7 +598,7 @@ fn typo_check_needs_three_letters_and_a_plain_first_switch() {
 }
 
 // ---------------------------------------------------------------------------
-// Numbers (docs §1.3 "Value parsing").
+// Numbers (docs/perf-compat.md §1.3 "Value parsing").
 
 #[test]
 fn signed_int_follows_strtol_and_truncates() {
@@ -666,7 +667,7 @@ fn u64_uses_strtoull() {
 }
 
 // ---------------------------------------------------------------------------
-// Callback-style validation (docs §3.1, `-G` without a comma).
+// Callback-style validation (docs/perf-compat.md §3.1, `-G` without a comma).
 
 fn needs_comma(long: &'static str, value: &OptValue) -> Result<(), String> {
     match (long, value) {

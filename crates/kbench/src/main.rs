@@ -1,10 +1,11 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
 mod cmd;
 mod error;
+mod output;
 mod runner;
 mod session;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// An analysis failure: a missing label or calibration is the user's input (exit 2).
 pub fn analysis_error(e: kbench_analysis::AnalysisError) -> anyhow::Error {
@@ -52,6 +53,10 @@ enum Command {
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
     Env(cmd::env::EnvArgs),
+    /// The completion script for a shell: `kbench completions bash > /etc/bash_completion.d/kbench`.
+    Completions(cmd::completions::CompletionsArgs),
+    /// This manual page, in roff: `kbench manpage | man -l -`.
+    Manpage(cmd::manpage::ManpageArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +87,8 @@ fn main() -> ExitCode {
         Command::Import(args) => cmd::import::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::Env(args) => cmd::env::run(args),
+        Command::Completions(args) => cmd::completions::run(args, Cli::command()),
+        Command::Manpage(args) => cmd::manpage::run(args, Cli::command()),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -176,6 +176,12 @@ fn option_errors_match_perf_byte_for_byte() {
         &["sched", "pipe", "--threaded=1"],
         &["sched", "bogus"],
         &["bogus"],
+        // After the name kbench takes only its own exact `--json` and `--cpus`:
+        // perf's common options, abbreviations and `=` values stay perf's errors.
+        &["sched", "messaging", "-f", "simple"],
+        &["sched", "messaging", "-r", "1"],
+        &["sched", "messaging", "--js"],
+        &["sched", "messaging", "--json=1"],
     ];
     for args in cases {
         let mut kb_args = vec!["bench"];
@@ -354,6 +360,70 @@ fn pinned_run_records_only_the_pinned_cpu() {
     for task in rec["tasks"].as_array().unwrap() {
         assert_eq!(task["cpus"], serde_json::json!([1]));
     }
+}
+
+/// The CPUs a run's record says its tasks were seen on: all of them, then per task.
+fn cpus_seen(rec: &serde_json::Value) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let per_task = rec["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["cpus"].clone())
+        .collect();
+    (rec["cpus_used"].clone(), per_task)
+}
+
+#[test]
+fn json_and_cpus_are_taken_after_the_benchmark_name() {
+    let out = kbench(&["bench", "sched", "pipe", "-l", "2000", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON record");
+    assert_eq!(rec["workload"], "sched/pipe");
+    assert_eq!(rec["ops"], 2000);
+    for cpus in [&["--cpus", "0"][..], &["--cpus=0"]] {
+        let mut args = vec!["bench", "sched", "pipe", "-l", "1000"];
+        args.extend_from_slice(cpus);
+        args.push("--json");
+        let out = kbench(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (all, per_task) = cpus_seen(&rec);
+        assert_eq!(all, serde_json::json!([0]), "{args:?}");
+        assert!(per_task.iter().all(|cpus| *cpus == serde_json::json!([0])));
+    }
+}
+
+#[test]
+fn words_after_double_dash_are_not_kbench_options() {
+    let out = kbench(&["bench", "sched", "pipe", "-l", "100", "--", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("# Running 'sched/pipe' benchmark:"));
+}
+
+#[test]
+fn cpus_given_twice_is_refused_before_anything_runs() {
+    let cases: &[&[&str]] = &[
+        &[
+            "bench", "--cpus", "0", "sched", "pipe", "-l", "100", "--cpus", "1",
+        ],
+        &[
+            "bench", "sched", "pipe", "--cpus=0", "-l", "100", "--cpus", "0",
+        ],
+        &[
+            "bench", "--cpus", "0", "--cpus", "1", "sched", "pipe", "-l", "100",
+        ],
+    ];
+    for args in cases {
+        let out = kbench(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?} ran: {}", text(&out.stdout));
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("--cpus given more than once"), "{stderr}");
+    }
+    let missing = kbench(&["bench", "sched", "pipe", "-l", "100", "--cpus"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(text(&missing.stderr).lines().count(), 1);
 }
 
 #[test]

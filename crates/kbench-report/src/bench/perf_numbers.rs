@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn per_op_figures_match_perfs_transcripts() {
-        // perf-compat.md: 84,930 us for 20,000 loops printed 4.246500 and 235488.
+        // docs/perf-compat.md §1.1: 84,930 us for 20,000 loops printed 4.246500 and 235488.
         let ns = 84_930_000;
         assert_eq!(c_14lf(usecs_per_op(ns, 20_000.0)), "      4.246500");
         assert_eq!(ops_per_sec(ns, 20_000.0), 235_488);

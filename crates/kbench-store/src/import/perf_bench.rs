@@ -1,6 +1,6 @@
 //! Reader of `perf bench sched` text output (messaging, pipe, seccomp-notify).
 //!
-//! The formats are those of /work/shared/docs/perf-compat.md §1.1 (driver headers and
+//! The formats are those of docs/perf-compat.md §1.1 (driver headers and
 //! `sched all`), §2.3 (messaging), §3.3 (pipe), §4.3 (seccomp-notify) and the raw
 //! transcripts of §8, observed with Debian's perf 6.1. This reader is written from that
 //! description, not from perf's source.

@@ -1,19 +1,23 @@
 //! `kbench bench`: single runs, a drop-in for `perf bench` (collection `sched`).
 //!
-//! Options, output and exit codes follow perf (see perf-compat.md), with three
+//! Options, output and exit codes follow perf (see docs/perf-compat.md), with three
 //! deliberate differences, each where perf misbehaves: an unknown `-f` format or
 //! `-r 0` is an error (exit 2) rather than a message and exit 0; `sched all` exits 1
 //! when a benchmark failed; and `-f json` / `--json` print kbench's run records.
+//!
+//! kbench's own options, `--json` and `--cpus`, are also taken after the benchmark
+//! name, where perf would reject them; a benchmark's `-h` still prints perf's help,
+//! without them, so it stays byte for byte perf's.
 use crate::error::UsageError;
 use kbench_report::bench::{self as formats, RunFormat};
-use kbench_workloads::perfopt::{OptKind, OptSpec, ParseExit, Parsed, Parser};
+use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, Parsed, Parser};
 use kbench_workloads::{Workload, WorkloadError};
 use std::io::Write;
 
 #[derive(Debug, clap::Args)]
 #[command(disable_help_flag = true)]
 pub struct BenchArgs {
-    /// `[-f default|simple|json] [--json] [-r N] sched messaging|pipe|seccomp-notify|all [OPTIONS]`
+    /// `[-f default|simple|json] [--json] [--cpus LIST] [-r N] sched messaging|pipe|seccomp-notify|all [OPTIONS] [--json] [--cpus LIST]`
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
@@ -37,13 +41,13 @@ static COMMON_OPTIONS: &[OptSpec] = &[
         short: None,
         long: "cpus",
         kind: OptKind::Str { argh: "LIST" },
-        help: "Pin the benchmark to these CPUs or class:NAME (kbench)",
+        help: "Pin the benchmark to these CPUs or class:NAME (kbench; also after the name)",
     },
     OptSpec {
         short: None,
         long: "json",
         kind: OptKind::Bool,
-        help: "One JSON run record per run (kbench)",
+        help: "One JSON run record per run (kbench; also after the name)",
     },
 ];
 
@@ -59,55 +63,155 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         Ok(parsed) => parsed,
         Err(exit) => return Ok(emit(&exit)),
     };
-    let format = output_format(&parsed)?;
-    if let Some(spec) = parsed.str("cpus").flatten() {
-        pin_to(&spec)?;
-    }
+    let mut choices = Choices::before_name(&parsed)?;
     // perf hands words after `--` back to the driver: `perf bench -- sched pipe` runs.
-    let mut words = parsed
+    let words: Vec<String> = parsed
         .rest
-        .iter()
-        .chain(&parsed.after_double_dash)
-        .map(String::as_str);
-    match (words.next(), words.next()) {
-        (None, _) => {
+        .into_iter()
+        .chain(parsed.after_double_dash)
+        .collect();
+    let (target, after_name) = target_of(&words);
+    let workload_args = choices.take_after_name(after_name)?;
+    if let Some(spec) = choices.pinning()? {
+        pin_to(spec)?;
+    }
+    execute(target, &workload_args, choices.format.as_ref())
+}
+
+/// Lists, runs, or says what is unknown, as perf does.
+fn execute(
+    target: Target<'_>,
+    workload_args: &[String],
+    format: &dyn RunFormat,
+) -> anyhow::Result<i32> {
+    match target {
+        Target::Collections => {
             print_out(&collections_list());
             Ok(0)
         }
-        (Some("sched"), None | Some("-h" | "--help")) => {
-            print_out(&benchmarks_list("sched"));
+        Target::Benchmarks(collection) => {
+            print_out(&benchmarks_list(collection));
             Ok(0)
         }
-        (Some("sched"), Some("all")) => Ok(run_all("sched", format.as_ref())),
-        (Some(collection @ "sched"), Some(name)) => {
-            match kbench_workloads::find(collection, name) {
-                Some(workload) => {
-                    let rest: Vec<String> = words.map(str::to_string).collect();
-                    run_one(workload, &rest, format.as_ref())
+        Target::All(collection) => Ok(run_all(collection, format)),
+        Target::One(workload) => run_one(workload, workload_args, format),
+        Target::UnknownBenchmark { collection, name } => {
+            print_out(&format!(
+                "Unknown benchmark: '{name}' for collection '{collection}'\n"
+            ));
+            Ok(1)
+        }
+        Target::UnknownCollection(collection) => {
+            print_out(&format!("Unknown collection: '{collection}'\n"));
+            Ok(1)
+        }
+    }
+}
+
+/// What the words after perf's common options ask for.
+enum Target<'w> {
+    Collections,
+    Benchmarks(&'w str),
+    All(&'w str),
+    One(&'static Workload),
+    UnknownBenchmark { collection: &'w str, name: &'w str },
+    UnknownCollection(&'w str),
+}
+
+/// The target, and the words after the benchmark name (none when nothing runs).
+fn target_of(words: &[String]) -> (Target<'_>, &[String]) {
+    let Some((first, rest)) = words.split_first() else {
+        return (Target::Collections, &[]);
+    };
+    if first != "sched" {
+        // A collection of one benchmark of the same name (`kbench bench ipi ...`).
+        return match kbench_workloads::find(first, first) {
+            Some(workload) => (Target::One(workload), rest),
+            None => (Target::UnknownCollection(first), &[]),
+        };
+    }
+    match rest.split_first() {
+        None => (Target::Benchmarks(first), &[]),
+        Some((name, _)) if name == "-h" || name == "--help" => (Target::Benchmarks(first), &[]),
+        Some((name, after)) if name == "all" => (Target::All(first), after),
+        Some((name, after)) => match kbench_workloads::find(first, name) {
+            Some(workload) => (Target::One(workload), after),
+            None => (
+                Target::UnknownBenchmark {
+                    collection: first,
+                    name,
+                },
+                &[],
+            ),
+        },
+    }
+}
+
+/// kbench's own choices for a run, the output format and the CPUs to pin to. They may
+/// come before the collection (in perf's grammar, with the common options) or after
+/// the benchmark name, where the workload's perf-compatible parser must not see them.
+struct Choices {
+    format: Box<dyn RunFormat>,
+    /// Every `--cpus` given, in order (`None` for `--no-cpus`).
+    cpus: Vec<Option<String>>,
+}
+
+impl Choices {
+    fn before_name(parsed: &Parsed) -> anyhow::Result<Self> {
+        let cpus = parsed
+            .values
+            .iter()
+            .filter_map(|(long, value)| match (*long, value) {
+                ("cpus", OptValue::Str(spec)) => Some(spec.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok(Choices {
+            format: output_format(parsed)?,
+            cpus,
+        })
+    }
+
+    /// Takes `--json`, `--cpus LIST` and `--cpus=LIST` out of the words after the
+    /// benchmark name and returns the others, for the workload's parser. Only these
+    /// exact spellings count (no abbreviation, which could clash with a workload's
+    /// option), and nothing after a `--`, which ends perf's option parsing.
+    fn take_after_name(&mut self, words: &[String]) -> anyhow::Result<Vec<String>> {
+        let mut rest = Vec::new();
+        let mut words = words.iter();
+        while let Some(word) = words.next() {
+            match word.as_str() {
+                "--" => {
+                    rest.push(word.clone());
+                    rest.extend(words.by_ref().cloned());
                 }
-                None => {
-                    print_out(&format!(
-                        "Unknown benchmark: '{name}' for collection '{collection}'\n"
-                    ));
-                    Ok(1)
+                "--json" => self.format = Box::new(formats::JsonFormat),
+                "--cpus" => {
+                    let spec = words.next().ok_or_else(|| {
+                        UsageError("--cpus requires a value: a cpulist or class:NAME".into())
+                    })?;
+                    self.cpus.push(Some(spec.clone()));
                 }
+                _ => match word.strip_prefix("--cpus=") {
+                    Some(spec) => self.cpus.push(Some(spec.to_string())),
+                    None => rest.push(word.clone()),
+                },
             }
         }
-        // A collection of one benchmark of the same name (`kbench bench ipi ...`).
-        (Some(collection), second) => match kbench_workloads::find(collection, collection) {
-            Some(workload) => {
-                let rest: Vec<String> = second
-                    .into_iter()
-                    .chain(words)
-                    .map(str::to_string)
-                    .collect();
-                run_one(workload, &rest, format.as_ref())
-            }
-            None => {
-                print_out(&format!("Unknown collection: '{collection}'\n"));
-                Ok(1)
-            }
-        },
+        Ok(rest)
+    }
+
+    /// The CPUs to pin to. Pinning is recorded with the run, so two `--cpus` are
+    /// refused rather than one silently overriding the other.
+    fn pinning(&self) -> anyhow::Result<Option<&str>> {
+        match self.cpus.as_slice() {
+            [] => Ok(None),
+            [spec] => Ok(spec.as_deref()),
+            _ => Err(UsageError(
+                "--cpus given more than once: give it once, before the collection or after the benchmark name".into(),
+            )
+            .into()),
+        }
     }
 }
 

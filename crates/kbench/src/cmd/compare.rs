@@ -93,14 +93,8 @@ pub fn print_reports(
     format: &str,
     layout: Layout,
 ) -> anyhow::Result<()> {
-    use std::io::Write;
     if let Some(f) = kbench_report::compare::by_name(format) {
-        let text = f.render(reports, layout);
-        let mut out = std::io::stdout().lock();
-        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            other => other?,
-        }
+        crate::output::write_stdout(f.render(reports, layout).as_bytes())?;
     }
     Ok(())
 }
