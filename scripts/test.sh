@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # linux-perf: the reference for parity tests; strace: proves "nothing forked";
-# util-linux: taskset for pinning.
-packages=(linux-perf strace util-linux)
+# util-linux: taskset for pinning; rt-tests: real hackbench and cyclictest output.
+packages=(linux-perf strace util-linux rt-tests)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
