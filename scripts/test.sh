@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # linux-perf: the reference for parity tests; strace: proves "nothing forked";
-# util-linux: taskset for pinning; man-db: renders `kbench manpage`.
-packages=(linux-perf strace util-linux man-db)
+# util-linux: taskset for pinning; man-db: renders `kbench manpage`; rt-tests: real
+# hackbench and cyclictest output.
+packages=(linux-perf strace util-linux man-db rt-tests)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -1,5 +1,5 @@
 //! Format detection by `parse_file_text`, and its robustness on arbitrary input.
-use kbench_store::import::parse_file_text;
+use kbench_store::import::{parse_file_text, read_output_figures};
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> String {
@@ -22,6 +22,9 @@ fn every_captured_fixture_is_detected_as_its_format() {
         }
         let expected = match name.split('_').next().unwrap() {
             "hyperfine" => "hyperfine",
+            "hackbench" => "hackbench",
+            "cyclictest" => "cyclictest",
+            "kbench" => "kbench-record",
             "perf" if name.starts_with("perf_stat") => "perf-stat",
             _ => "perf-bench",
         };
@@ -30,7 +33,7 @@ fn every_captured_fixture_is_detected_as_its_format() {
         assert_eq!(imported.source_format, expected, "{name}");
         checked += 1;
     }
-    assert!(checked >= 15, "only {checked} fixtures");
+    assert!(checked >= 23, "only {checked} fixtures");
 }
 
 #[test]
@@ -43,13 +46,14 @@ fn unknown_content_names_the_formats_tried_and_its_first_line() {
         err.message
     );
     assert!(
-        err.message.contains("hyperfine, perf-stat, perf-bench"),
+        err.message
+            .contains("kbench-record, hyperfine, perf-stat, perf-bench, hackbench, cyclictest"),
         "{}",
         err.message
     );
     assert_eq!(
         err.to_string(),
-        "notes.txt:3: not a known format (tried: hyperfine, perf-stat, perf-bench)"
+        "notes.txt:3: not a known format (tried: kbench-record, hyperfine, perf-stat, perf-bench, hackbench, cyclictest)"
     );
 }
 
@@ -102,6 +106,17 @@ const PIECES: &[&str] = &[
     "{\"results\": [{\"command\": \"x\", \"times\": [0.1], \"exit_codes\": [0]}]}",
     "{\"results\": [",
     "\u{202f}1\u{a0}",
+    "Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)",
+    "Running in threaded mode with 2 groups using",
+    "Each sender will pass 100 messages of 100 bytes",
+    "Time: 0.069",
+    "Time: -1",
+    "# /dev/cpu_dma_latency set to 0us",
+    "policy: fifo: loadavg: 0.48 1.72 3.25 3/84 22765",
+    "T: 0 (22764) P:80 I:1000 C:   1000 Min:      3 Act:    5 Avg:    6 Max:      20",
+    "T: 1 (    0) P:80 I:1500 C:      0 Min:1000000 Act:    0 Avg:    0 Max:       0",
+    "\u{1b}[4Apolicy: fifo: loadavg: 0.48 1.72 3.25 1/84 22765",
+    "{\"workload\":\"sched/pipe\",\"metrics\":[]}",
 ];
 
 proptest! {
@@ -138,6 +153,11 @@ proptest! {
                 }
             }
             Err(err) => prop_assert!((1..=line_count + 1).contains(&err.line), "{err}"),
+        }
+        // Read as a command's output, the same text gives one run's figures or says why not.
+        if let Ok(figures) = read_output_figures(&text) {
+            prop_assert_eq!(figures.values.iter().filter(|v| v.is_primary()).count(), 1);
+            prop_assert!(figures.values.iter().all(|v| v.value.is_finite()));
         }
     }
 }

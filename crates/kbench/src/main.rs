@@ -45,7 +45,7 @@ enum Command {
     Show(cmd::show::ShowArgs),
     /// Everything under a label as JSON (re-importable) or CSV.
     Export(cmd::export::ExportArgs),
-    /// perf bench or perf stat -r output, hyperfine JSON, or a kbench export.
+    /// perf bench, perf stat -r, hackbench or cyclictest output, hyperfine JSON, kbench run records or a kbench export.
     Import(cmd::import::ImportArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
     Bench(cmd::bench::BenchArgs),

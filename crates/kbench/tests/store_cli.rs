@@ -1068,3 +1068,443 @@ fn ab_never_pools_an_earlier_ab_and_fails_when_a_side_produced_nothing() {
     );
     assert_eq!(db.kbench(&["compare", "t", "t"]).status.code(), Some(2));
 }
+
+/// The metric names of every run's values, per run in run order, primary first.
+fn run_metrics(db: &Db) -> Vec<Vec<String>> {
+    let conn = db.sqlite();
+    let mut stmt = conn
+        .prepare(
+            "SELECT group_concat(metric, ' ') FROM (SELECT v.run_id, v.metric FROM run_values v
+             ORDER BY v.run_id, v.is_primary DESC, v.metric) GROUP BY run_id ORDER BY run_id",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|r| r.unwrap().split(' ').map(str::to_string).collect())
+        .collect();
+    rows
+}
+
+fn values_of(db: &Db, metric: &str) -> Vec<f64> {
+    let conn = db.sqlite();
+    let mut stmt = conn
+        .prepare("SELECT value FROM run_values WHERE metric = ?1 ORDER BY run_id")
+        .unwrap();
+    let rows = stmt
+        .query_map([metric], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    rows
+}
+
+const MEASURED: [&str; 4] = ["max_rss_kib", "sys_sec", "user_sec", "wall_sec"];
+
+#[test]
+fn exec_stores_the_figures_perf_bench_prints_beside_what_it_measures() {
+    if !perf_present() {
+        return;
+    }
+    let db = Db::new();
+    let out = db.ok(&[
+        "exec", "--label", "x", "--runs", "3", "--", "perf", "bench", "sched", "pipe", "-l", "2000",
+    ]);
+    assert_eq!(primary_metrics(&db), ["command usecs_per_op"]);
+    let mut expected = vec!["usecs_per_op", "ops_per_sec", "total_sec"];
+    expected.extend(MEASURED);
+    let expected: Vec<&str> = [&expected[..1], &{
+        let mut rest = expected[1..].to_vec();
+        rest.sort();
+        rest
+    }]
+    .concat();
+    assert_eq!(run_metrics(&db), vec![expected; 3]);
+    // perf's own figures agree with each other: usecs/op is the total over the loops.
+    for (usecs, total) in values_of(&db, "usecs_per_op")
+        .iter()
+        .zip(values_of(&db, "total_sec"))
+    {
+        assert!(
+            (usecs * 2000.0 / 1e6 - total).abs() <= 0.0015,
+            "{usecs} {total}"
+        );
+    }
+    // The summary lists the parsed figures beside the measured ones, primary first.
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("metric"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(rows[0], "usecs_per_op", "{out}");
+    for name in [
+        "ops_per_sec",
+        "total_sec",
+        "wall_sec",
+        "user_sec",
+        "sys_sec",
+        "max_rss_kib",
+    ] {
+        assert!(rows.contains(&name), "{name} missing: {out}");
+    }
+    assert!(out.contains("perf-bench output"), "{out}");
+}
+
+#[test]
+fn metric_picks_the_primary_and_no_parse_keeps_wall_time() {
+    if !perf_present() {
+        return;
+    }
+    let db = Db::new();
+    let pipe = ["--", "perf", "bench", "sched", "pipe", "-l", "1000"];
+    fn exec<'a>(label: &'a str, options: &[&'a str], pipe: &[&'a str]) -> Vec<&'a str> {
+        [
+            &["exec", "--label", label, "--runs", "2"][..],
+            options,
+            pipe,
+        ]
+        .concat()
+    }
+    db.ok(&exec("ops", &["--metric", "ops_per_sec"], &pipe));
+    db.ok(&exec("plain", &["--no-parse"], &pipe));
+    db.ok(&exec("cpu", &["--metric", "sys_sec"], &pipe));
+    assert_eq!(
+        primary_metrics(&db),
+        ["command ops_per_sec", "command sys_sec", "command wall_sec"]
+    );
+    assert_eq!(
+        db.count(
+            "SELECT count(*) FROM run_values v JOIN runs r ON r.id = v.run_id
+             JOIN sessions s ON s.id = r.session_id WHERE s.label = 'plain'"
+        ),
+        2 * 4,
+        "--no-parse stores only what kbench measured"
+    );
+    let out = db.kbench(&exec("bad", &["--metric", "nope"], &pipe));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--metric nope")
+            && stderr.contains("usecs_per_op, ")
+            && stderr.contains("wall_sec"),
+        "{stderr}"
+    );
+    let out = db.kbench(&[
+        "exec",
+        "--label",
+        "bad",
+        "--metric",
+        "usecs_per_op",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("it printed nothing"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn ab_of_two_perf_bench_commands_compares_usecs_per_op() {
+    if !perf_present() {
+        return;
+    }
+    let db = Db::new();
+    let cmd = "perf bench sched pipe -l 2000";
+    let report = db.json(&["ab", "--runs", "3", "--format", "json", cmd, cmd]);
+    let usecs = row(&report, "ab", "usecs_per_op");
+    assert_eq!(usecs["role"], "primary", "{report}");
+    assert_eq!(
+        (usecs["n_a"].as_u64(), usecs["n_b"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(row(&report, "ab", "wall_sec")["role"], "secondary");
+    assert_eq!(primary_metrics(&db), ["ab usecs_per_op"]);
+}
+
+#[test]
+fn unread_output_keeps_wall_time_primary_and_says_so_once() {
+    let db = Db::new();
+    let out = db.kbench(&["exec", "--label", "x", "--runs", "3", "--", "echo", "hello"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.matches("figures not read").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("not the output of a known tool"),
+        "{stderr}"
+    );
+    assert_eq!(primary_metrics(&db), ["command wall_sec"]);
+    // A figure named like a measured one is the output's own, under another name.
+    let hyperfine = r#"{"results": [{"command": "x", "times": [0.5], "exit_codes": [0]}]}"#;
+    db.ok(&[
+        "exec", "--label", "h", "--runs", "1", "--", "echo", hyperfine,
+    ]);
+    assert_eq!(values_of(&db, "output_wall_sec"), [0.5]);
+    assert_eq!(values_of(&db, "wall_sec").len(), 4);
+    assert_eq!(
+        primary_metrics(&db),
+        ["command output_wall_sec", "command wall_sec"]
+    );
+}
+
+#[test]
+fn exec_reads_kbench_perf_stat_hackbench_and_cyclictest_output() {
+    let db = Db::new();
+    let kbench = kbench_bin();
+    let json = [kbench, "bench", "--json", "sched", "pipe", "-l", "1000"];
+    db.ok(&[&["exec", "--label", "json", "--runs", "1", "--"][..], &json].concat());
+    let perf_format = [kbench, "bench", "sched", "messaging", "-g", "1", "-l", "5"];
+    db.ok(&[
+        &["exec", "--label", "text", "--runs", "1", "--"][..],
+        &perf_format,
+    ]
+    .concat());
+    let mut expected = vec!["command total_sec", "command usecs_per_op"];
+    assert!(
+        values_of(&db, "csw_per_op").len() == 1,
+        "the record's own metrics"
+    );
+    if perf_present() {
+        // perf stat writes its counters on stderr; stdout is empty here.
+        let stat = [
+            "perf",
+            "stat",
+            "-e",
+            "task-clock,context-switches",
+            "--",
+            "true",
+        ];
+        db.ok(&[&["exec", "--label", "stat", "--runs", "1", "--"][..], &stat].concat());
+        expected.push("command time_elapsed_sec");
+        assert_eq!(values_of(&db, "task-clock").len(), 1);
+    }
+    if Path::new("/usr/bin/hackbench").exists() {
+        let hb = ["hackbench", "-g", "1", "-l", "20"];
+        db.ok(&[&["exec", "--label", "hb", "--runs", "1", "--"][..], &hb].concat());
+    } else {
+        eprintln!("SKIP: hackbench (rt-tests) is not installed");
+    }
+    let root = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    };
+    if root && Path::new("/usr/bin/cyclictest").exists() {
+        let ct = [
+            "cyclictest",
+            "-q",
+            "-p",
+            "80",
+            "-t",
+            "1",
+            "-i",
+            "500",
+            "-l",
+            "50",
+        ];
+        db.ok(&[&["exec", "--label", "ct", "--runs", "1", "--"][..], &ct].concat());
+        expected.insert(0, "command latency_max_us");
+        assert_eq!(values_of(&db, "thread0_latency_avg_us").len(), 1);
+    } else {
+        eprintln!("SKIP: cyclictest needs rt-tests and root");
+    }
+    expected.sort();
+    assert_eq!(primary_metrics(&db), expected);
+}
+
+/// A script for hooks: appends its word to `log`.
+fn append(log: &Path, word: &str) -> String {
+    format!("echo {word} >> '{}'", log.display())
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn exec_hooks_run_in_order_untimed_around_every_run() {
+    let db = Db::new();
+    let log = db.path.with_file_name("log");
+    db.ok(&[
+        "exec",
+        "--label",
+        "x",
+        "--runs",
+        "3",
+        "--warmup",
+        "1",
+        "--setup",
+        &append(&log, "setup"),
+        "--prepare",
+        &append(&log, "prepare"),
+        "--cleanup",
+        &append(&log, "cleanup"),
+        "--",
+        "sh",
+        "-c",
+        &append(&log, "run"),
+    ]);
+    let mut expected = vec!["setup"];
+    for _ in 0..4 {
+        expected.extend(["prepare", "run"]);
+    }
+    expected.push("cleanup");
+    assert_eq!(lines(&log), expected);
+    assert_eq!(db.count("SELECT count(*) FROM runs WHERE error IS NULL"), 4);
+}
+
+#[test]
+fn a_failing_prepare_hook_stops_exec_is_recorded_and_the_cleanup_still_runs() {
+    let db = Db::new();
+    let log = db.path.with_file_name("log");
+    let count = db.path.with_file_name("count");
+    // The third prepare fails.
+    let prepare = format!(
+        "echo . >> '{0}'; test $(wc -l < '{0}') -lt 3",
+        count.display()
+    );
+    let out = db.kbench(&[
+        "exec",
+        "--label",
+        "x",
+        "--runs",
+        "5",
+        "--prepare",
+        &prepare,
+        "--cleanup",
+        &append(&log, "cleanup"),
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let message = format!("prepare hook '{prepare}' exited with status 1");
+    assert!(
+        stderr.lines().any(|l| l == format!("kbench: {message}")),
+        "{stderr}"
+    );
+    assert_eq!(lines(&count).len(), 3, "no prepare after the failed one");
+    assert_eq!(lines(&log), ["cleanup"]);
+    assert_eq!(db.count("SELECT count(*) FROM runs WHERE error IS NULL"), 2);
+    let conn = db.sqlite();
+    let (error, status): (String, i64) = conn
+        .query_row(
+            "SELECT error, exit_status FROM runs WHERE error IS NOT NULL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((error.as_str(), status), (message.as_str(), 1));
+    let show = db.ok(&["show", "x"]);
+    assert!(
+        show.contains(&format!(
+            "1 failed run(s), recorded and not counted (first: {message})"
+        )),
+        "{show}"
+    );
+}
+
+#[test]
+fn a_failing_setup_runs_nothing_and_no_cleanup() {
+    let db = Db::new();
+    let log = db.path.with_file_name("log");
+    let out = db.kbench(&[
+        "exec",
+        "--label",
+        "x",
+        "--setup",
+        "exit 4",
+        "--prepare",
+        &append(&log, "prepare"),
+        "--cleanup",
+        &append(&log, "cleanup"),
+        "--",
+        "sh",
+        "-c",
+        &append(&log, "run"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("setup hook 'exit 4' exited with status 4"));
+    assert!(lines(&log).is_empty(), "{:?}", lines(&log));
+    assert_eq!(
+        db.count("SELECT count(*) FROM runs WHERE exit_status = 4 AND error LIKE 'setup hook%'"),
+        1
+    );
+}
+
+#[test]
+fn ab_hooks_run_per_side_and_a_failing_one_stops_the_ab_keeping_its_runs() {
+    let db = Db::new();
+    let log = db.path.with_file_name("log");
+    let prepared = db.path.with_file_name("prepared");
+    let ab = |extra: &[&str]| -> Output {
+        let base = [
+            "ab",
+            "--runs",
+            "2",
+            "--warmup",
+            "1",
+            "--label-a",
+            "a",
+            "--label-b",
+            "b",
+        ];
+        db.kbench(&[&base[..], extra, &["true", "true"]].concat())
+    };
+    let (setup, cleanup) = (append(&log, "setup"), append(&log, "cleanup"));
+    let hooks = ["--setup", &setup, "--cleanup", &cleanup];
+    let out = ab(&[&hooks[..], &["--prepare", &append(&prepared, "p")]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lines(&log), ["setup", "setup", "cleanup", "cleanup"]);
+    assert_eq!(
+        lines(&prepared).len(),
+        2 * (2 + 1),
+        "every run, warm-ups included"
+    );
+
+    // B's prepare fails before its warm-up: A's warm-up is kept, nothing after it runs.
+    std::fs::remove_file(&log).unwrap();
+    let db = Db::new();
+    let base = ["ab", "--runs", "2", "--label-a", "a", "--label-b", "b"];
+    let out = db.kbench(&[&base[..], &hooks, &["--prepare-b", "false", "true", "true"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "kbench: side B (b): prepare hook 'false' exited with status 1; the A/B stopped"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(lines(&log), ["setup", "setup", "cleanup", "cleanup"]);
+    assert_eq!(
+        db.count("SELECT count(*) FROM runs WHERE error IS NULL AND warmup = 1"),
+        1
+    );
+    assert_eq!(
+        db.count(
+            "SELECT count(*) FROM runs WHERE error = 'prepare hook ''false'' exited with status 1'"
+        ),
+        1
+    );
+    assert!(
+        text(&out.stdout).contains("b: every one of its 1 runs failed: prepare hook 'false'"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let both = db.kbench(
+        &[
+            &base[..],
+            &["--prepare", "true", "--prepare-a", "true", "x", "y"],
+        ]
+        .concat(),
+    );
+    assert_eq!(both.status.code(), Some(2));
+}

@@ -79,18 +79,15 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
     })
 }
 
-/// serde_json's message, without the position it appends (the line goes in the error's
-/// own field and the column stays in the message).
+/// serde_json's message, the line in the error's own field and the column in the message.
 fn json_error(path: &str, error: &serde_json::Error) -> ImportError {
-    let full = error.to_string();
-    let position = format!(" at line {} column {}", error.line(), error.column());
-    let message = full.strip_suffix(&position).unwrap_or(&full);
     ImportError::new(
         path,
         error.line().max(1),
         format!(
-            "invalid hyperfine JSON (column {}): {message}",
-            error.column()
+            "invalid hyperfine JSON (column {}): {}",
+            error.column(),
+            super::json_message(error)
         ),
     )
 }

@@ -29,6 +29,7 @@
 //! Not accepted, with a message saying why: the single-run form (no `-r N`), which has no
 //! standard error, and CSV output (`-x`), which records neither the command nor `n`.
 use super::{ImportError, Imported, ImportedSummary};
+use kbench_record::{Direction, MetricValue, Role};
 
 /// The `source_format` this reader reports.
 pub const FORMAT_NAME: &str = "perf-stat";
@@ -47,6 +48,79 @@ pub fn looks_like(text: &str) -> bool {
 
 /// Reads every `perf stat -r N` block of a file.
 pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
+    let summaries: Vec<ImportedSummary> = read_blocks(path, text, SingleRuns::Rejected)?
+        .into_iter()
+        .map(|s| s.summary)
+        .collect();
+    if summaries.is_empty() {
+        return Err(ImportError::new(path, 1, "no perf stat summary found"));
+    }
+    Ok(Imported {
+        source_format: FORMAT_NAME.into(),
+        runs: Vec::new(),
+        summaries,
+    })
+}
+
+/// The figures of one perf stat invocation, read from its output (for `kbench exec`):
+/// the counters of its one block, single-run or `-r N` (then the means), the elapsed
+/// time primary.
+pub fn figures(path: &str, text: &str) -> Result<Vec<MetricValue>, ImportError> {
+    let summaries = read_blocks(path, text, SingleRuns::Accepted)?;
+    let Some(first) = summaries.first() else {
+        return Err(ImportError::new(path, 1, "no perf stat counters found"));
+    };
+    if let Some(other) = summaries.iter().find(|s| s.block_line != first.block_line) {
+        return Err(ImportError::new(
+            path,
+            other.block_line,
+            "a second perf stat block where one run's figures were expected",
+        ));
+    }
+    let mut values: Vec<MetricValue> = summaries
+        .iter()
+        .map(|s| {
+            let direction = Direction::from_higher_is_better(s.summary.higher_is_better);
+            let role = if s.summary.primary {
+                Role::Primary
+            } else {
+                Role::Secondary
+            };
+            let name = s.summary.metric.as_str();
+            MetricValue::new(
+                name,
+                s.summary.mean,
+                s.summary.unit.as_str(),
+                direction,
+                role,
+            )
+        })
+        .collect();
+    values.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(values)
+}
+
+/// Whether a block without `(N runs)` in its header is read (as one run, without a
+/// standard error) or is an error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SingleRuns {
+    Rejected,
+    Accepted,
+}
+
+/// A summary with the header line of its block.
+#[derive(Debug)]
+struct BlockSummary {
+    summary: ImportedSummary,
+    block_line: usize,
+}
+
+/// Every block's rows, in file order.
+fn read_blocks(
+    path: &str,
+    text: &str,
+    single_runs: SingleRuns,
+) -> Result<Vec<BlockSummary>, ImportError> {
     let decimal = detect_decimal_separator(text);
     let mut summaries = Vec::new();
     let mut block: Option<Block> = None;
@@ -58,7 +132,7 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
             if let Some(open) = &block {
                 return Err(at(open.unfinished_message()));
             }
-            block = Some(parse_header(rest, number).map_err(at)?);
+            block = Some(parse_header(rest, number, single_runs).map_err(at)?);
             continue;
         }
         let Some(open) = block.as_mut() else {
@@ -67,7 +141,7 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
             }
             continue; // the measured command's own output
         };
-        match parse_block_line(line, decimal).map_err(at)? {
+        match parse_block_line(line, decimal, open.single_run).map_err(at)? {
             BlockLine::Skip => {}
             BlockLine::Counter(row) => summaries.push(open.summary(row, number)),
             BlockLine::Elapsed { mean, std_error } => {
@@ -89,14 +163,7 @@ pub fn parse(path: &str, text: &str) -> Result<Imported, ImportError> {
             open.unfinished_message(),
         ));
     }
-    if summaries.is_empty() {
-        return Err(ImportError::new(path, 1, "no perf stat summary found"));
-    }
-    Ok(Imported {
-        source_format: FORMAT_NAME.into(),
-        runs: Vec::new(),
-        summaries,
-    })
+    Ok(summaries)
 }
 
 const CSV_MESSAGE: &str = "perf stat CSV output (-x) records neither the command nor the \
@@ -108,12 +175,14 @@ struct Block {
     workload: String,
     n: u64,
     header_line: usize,
+    /// A block without `(N runs)`: its rows have no standard error.
+    single_run: bool,
 }
 
 impl Block {
-    fn summary(&self, row: Row, line: usize) -> ImportedSummary {
+    fn summary(&self, row: Row, line: usize) -> BlockSummary {
         let primary = row.metric == ELAPSED_METRIC;
-        ImportedSummary {
+        let summary = ImportedSummary {
             workload: self.workload.clone(),
             metric: row.metric,
             unit: row.unit,
@@ -125,6 +194,10 @@ impl Block {
             // is what perf stat prints last and what a reader compares first.
             higher_is_better: false,
             primary,
+        };
+        BlockSummary {
+            summary,
+            block_line: self.header_line,
         }
     }
 
@@ -152,25 +225,32 @@ enum BlockLine {
     Elapsed { mean: f64, std_error: f64 },
 }
 
-/// `'CMD' (N runs):` → the command without its quotes, and N.
-fn parse_header(rest: &str, line: usize) -> Result<Block, String> {
+/// `'CMD' (N runs):` → the command without its quotes, and N; `'CMD':` (a single run)
+/// when `single_runs` accepts it.
+fn parse_header(rest: &str, line: usize, single_runs: SingleRuns) -> Result<Block, String> {
     let rest = rest.trim_end();
     let Some(rest) = rest.strip_suffix(':') else {
         return Err(format!("malformed perf stat header: {rest:?}"));
     };
-    let Some((target, runs)) = rest
+    let (target, n, single_run) = match rest
         .strip_suffix(" runs)")
         .and_then(|r| r.rsplit_once(" ("))
-    else {
-        return Err(
-            "perf stat output of a single run (no `-r N`) has no standard error; \
+    {
+        Some((target, runs)) => {
+            let n: u64 = runs
+                .parse()
+                .map_err(|_| format!("the run count {runs:?} is not a whole number"))?;
+            (target, n, false)
+        }
+        None if single_runs == SingleRuns::Accepted => (rest, 1, true),
+        None => {
+            return Err(
+                "perf stat output of a single run (no `-r N`) has no standard error; \
                     rerun with `perf stat -r N`, N >= 2"
-                .into(),
-        );
+                    .into(),
+            )
+        }
     };
-    let n: u64 = runs
-        .parse()
-        .map_err(|_| format!("the run count {runs:?} is not a whole number"))?;
     // `'system wide'`, `process id '42'`: only a fully quoted target loses its quotes.
     let workload = target
         .strip_prefix('\'')
@@ -180,25 +260,31 @@ fn parse_header(rest: &str, line: usize) -> Result<Block, String> {
         workload: workload.into(),
         n,
         header_line: line,
+        single_run,
     })
 }
 
 /// Reads one trimmed line inside a block.
-fn parse_block_line(line: &str, decimal: char) -> Result<BlockLine, String> {
+fn parse_block_line(line: &str, decimal: char, single_run: bool) -> Result<BlockLine, String> {
     // Blank lines, continuation metrics (`# 0.85 insn per cycle`), and unsupported events.
     if line.is_empty() || line.starts_with('#') || line.starts_with("<not ") {
         return Ok(BlockLine::Skip);
     }
     if let Some(numbers) = line.find(ELAPSED_SUFFIX).map(|at| line[..at].trim_end()) {
-        return parse_elapsed(numbers, decimal);
+        return parse_elapsed(numbers, decimal, single_run);
     }
     parse_counter(line, decimal).map(BlockLine::Counter)
 }
 
-/// `0.02105 +- 0.00104` (the text before `seconds time elapsed`).
-fn parse_elapsed(numbers: &str, decimal: char) -> Result<BlockLine, String> {
+/// `0.02105 +- 0.00104` (the text before `seconds time elapsed`), or `0.02105` alone
+/// in a single run's block.
+fn parse_elapsed(numbers: &str, decimal: char, single_run: bool) -> Result<BlockLine, String> {
     let words: Vec<&str> = numbers.split_ascii_whitespace().collect();
     match words.as_slice() {
+        [mean] if single_run => Ok(BlockLine::Elapsed {
+            mean: parse_locale_number(mean, decimal)?,
+            std_error: 0.0,
+        }),
         [mean, "+-", error] => Ok(BlockLine::Elapsed {
             mean: parse_locale_number(mean, decimal)?,
             std_error: parse_locale_number(error, decimal)?,

@@ -1,7 +1,14 @@
 //! `kbench ab 'CMD_A' 'CMD_B'`: two commands or two workload specs, interleaved in
-//! ABBA blocks within one boot, each side under its own label, then the verdict.
+//! ABBA blocks within one boot, each side under its own label, then the verdict. A
+//! command's own figures (perf bench, perf stat, hackbench, ...) are read from its
+//! output; a failing hook stops the A/B (the interleaving would be broken), keeping
+//! what was stored.
 use crate::error::usage;
-use crate::runner::child::{run_command, run_workload, stored_command_run, stored_workload_run};
+use crate::runner::child::{
+    run_command, run_workload, stored_command_failure, stored_command_run, stored_workload_run,
+};
+use crate::runner::figures::{FigureArgs, FigureReader};
+use crate::runner::hooks::{run_hook, HookArgs, HookFailure, HookKind};
 use crate::runner::spec::WorkloadSpec;
 use crate::session::{self, DbArgs};
 use kbench_store::{AbSide, Store, StoredRun};
@@ -40,7 +47,29 @@ pub struct AbArgs {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     #[command(flatten)]
+    pub figures: FigureArgs,
+    #[command(flatten)]
+    pub hooks: HookArgs,
+    /// Like --prepare, for side A only.
+    #[arg(long, value_name = "CMD", conflicts_with = "prepare")]
+    pub prepare_a: Option<String>,
+    /// Like --prepare, for side B only.
+    #[arg(long, value_name = "CMD", conflicts_with = "prepare")]
+    pub prepare_b: Option<String>,
+    #[command(flatten)]
     pub db: DbArgs,
+}
+
+impl AbArgs {
+    /// The prepare hook of side 0 (A) or 1 (B).
+    fn prepare_of(&self, side: usize) -> Option<&str> {
+        let own = if side == 0 {
+            &self.prepare_a
+        } else {
+            &self.prepare_b
+        };
+        own.as_deref().or(self.hooks.prepare.as_deref())
+    }
 }
 
 /// One side: what it runs and where it is stored.
@@ -60,13 +89,15 @@ impl Side {
         Ok(Side::Shell(text.to_string()))
     }
 
-    /// Runs once; a failed run is stored as failed.
+    /// Runs once; a failed run is stored as failed. `reader` reads a command's figures
+    /// and applies `--metric` to a workload's.
     fn run(
         &self,
         index: u32,
         warmup: bool,
         cpus: Option<&[u32]>,
         timeout: Duration,
+        reader: &mut FigureReader,
     ) -> anyhow::Result<StoredRun> {
         match self {
             Side::Workload(spec) => {
@@ -75,21 +106,37 @@ impl Side {
                 if let Err(message) = &result {
                     eprintln!("kbench: {message}");
                 }
-                Ok(stored_workload_run(
-                    spec,
-                    &result,
-                    index,
-                    warmup,
-                    cpulist.as_deref(),
-                ))
+                let mut stored =
+                    stored_workload_run(spec, &result, index, warmup, cpulist.as_deref());
+                if result.is_ok() {
+                    reader.primary_by_name(&mut stored.values, None)?;
+                }
+                Ok(stored)
             }
             Side::Shell(command) => {
-                let argv = vec!["sh".to_string(), "-c".to_string(), command.clone()];
+                let argv = shell_argv(command);
                 let run = run_command(&argv, false, cpus).or_else(usage)?;
-                Ok(stored_command_run(&argv, &run, index, warmup, None))
+                let values = reader.values(&run)?;
+                Ok(stored_command_run(&argv, &run, index, warmup, None, values))
             }
         }
     }
+
+    /// The stored form of a run a failed hook took the place of.
+    fn hook_failure_run(&self, failure: &HookFailure, index: u32) -> StoredRun {
+        match self {
+            Side::Workload(spec) => {
+                stored_workload_run(spec, &Err(failure.message.clone()), index, false, None)
+            }
+            Side::Shell(command) => {
+                stored_command_failure(&shell_argv(command), failure, index, None)
+            }
+        }
+    }
+}
+
+fn shell_argv(command: &str) -> Vec<String> {
+    vec!["sh".to_string(), "-c".to_string(), command.to_string()]
 }
 
 pub fn run(args: AbArgs) -> anyhow::Result<i32> {
@@ -131,12 +178,24 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             .begin_session(&session_of(&label_b))
             .map_err(session::store_error)?,
     ];
-    run_blocks(&mut store, &sides, session_ids, &args, cpus.as_deref())?;
+    let labels = [label_a.as_str(), label_b.as_str()];
+    let mut ab = Interleaving {
+        store: &mut store,
+        sides: &sides,
+        ids: session_ids,
+        labels,
+        pair: [args.a.clone(), args.b.clone()],
+        index: [0; 2],
+        hook_failed: false,
+    };
+    let result = ab.run_with_hooks(&args, cpus.as_deref());
+    let hook_failed = ab.hook_failed;
     for id in session_ids {
         store
             .end_session(id, session::unix_now_ns())
             .map_err(session::store_error)?;
     }
+    result?;
     let report = kbench_analysis::compare_labels(&store, &label_a, &label_b, options)
         .map_err(crate::analysis_error)?;
     if args.format == "text" {
@@ -150,7 +209,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     crate::cmd::compare::print_reports(std::slice::from_ref(&report), &args.format, layout)?;
     // A side that produced nothing is a failed A/B, whatever was printed.
     let failed_side = report.base.runs == 0 || report.new.runs == 0;
-    Ok(i32::from(failed_side))
+    Ok(i32::from(failed_side || hook_failed))
 }
 
 /// The two sides differ on purpose (other parameters, another command), so their
@@ -175,36 +234,96 @@ fn as_ab_run(mut run: StoredRun, side: usize, pair: &[String; 2]) -> StoredRun {
     run
 }
 
-/// Warm-ups (A then B), then ABBA blocks: A B, B A, A B, ... so that drift and
-/// order effects fall on both sides alike.
-fn run_blocks(
-    store: &mut Store,
-    sides: &[Side; 2],
+/// The two sides' runs being stored.
+struct Interleaving<'a> {
+    store: &'a mut Store,
+    sides: &'a [Side; 2],
     ids: [i64; 2],
-    args: &AbArgs,
-    cpus: Option<&[u32]>,
-) -> anyhow::Result<()> {
-    let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
-    let pair = [args.a.clone(), args.b.clone()];
-    let mut index = [0u32; 2];
-    let mut order = Vec::new();
-    for _ in 0..args.warmup {
-        order.extend([(0, true), (1, true)]);
+    labels: [&'a str; 2],
+    pair: [String; 2],
+    /// The run index the next stored run of each side gets.
+    index: [u32; 2],
+    hook_failed: bool,
+}
+
+impl Interleaving<'_> {
+    /// Each side's setup, the runs, then the cleanup of each side whose setup succeeded,
+    /// even when a run or hook failed. A failed setup or prepare hook stops the A/B.
+    fn run_with_hooks(&mut self, args: &AbArgs, cpus: Option<&[u32]>) -> anyhow::Result<()> {
+        let mut set_up = [false; 2];
+        for (side, done) in set_up.iter_mut().enumerate() {
+            *done = self.hook(HookKind::Setup, args.hooks.setup.as_deref(), side)?;
+            if !*done {
+                break;
+            }
+        }
+        let runs = if set_up == [true; 2] {
+            self.run_blocks(args, cpus)
+        } else {
+            Ok(())
+        };
+        for side in (0..2).filter(|&s| set_up[s]) {
+            self.hook(HookKind::Cleanup, args.hooks.cleanup.as_deref(), side)?;
+        }
+        runs
     }
-    for block in 0..args.runs {
-        let pair = if block % 2 == 0 { [0, 1] } else { [1, 0] };
-        order.extend(pair.map(|s| (s, false)));
+
+    /// Warm-ups (A then B), then ABBA blocks: A B, B A, A B, ... so that drift and
+    /// order effects fall on both sides alike. Every run follows its side's prepare hook.
+    fn run_blocks(&mut self, args: &AbArgs, cpus: Option<&[u32]>) -> anyhow::Result<()> {
+        let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
+        let mut readers = [&args.a, &args.b].map(|c| FigureReader::new(&args.figures, c));
+        let mut order = Vec::new();
+        for _ in 0..args.warmup {
+            order.extend([(0, true), (1, true)]);
+        }
+        for block in 0..args.runs {
+            let pair = if block % 2 == 0 { [0, 1] } else { [1, 0] };
+            order.extend(pair.map(|s| (s, false)));
+        }
+        for (side, warmup) in order {
+            if !self.hook(HookKind::Prepare, args.prepare_of(side), side)? {
+                return Ok(());
+            }
+            let run = self.sides[side].run(
+                self.index[side],
+                warmup,
+                cpus,
+                timeout,
+                &mut readers[side],
+            )?;
+            self.store_run(side, run)?;
+        }
+        Ok(())
     }
-    for (side, warmup) in order {
-        let stored = as_ab_run(
-            sides[side].run(index[side], warmup, cpus, timeout)?,
-            side,
-            &pair,
+
+    /// Runs a hook of `side`; a failure is stored as a failed run of that side, said in
+    /// one line, and gives false.
+    fn hook(&mut self, kind: HookKind, command: Option<&str>, side: usize) -> anyhow::Result<bool> {
+        let Err(failure) = run_hook(kind, command, false) else {
+            return Ok(true);
+        };
+        let name = ["A", "B"][side];
+        let stopped = match kind {
+            HookKind::Cleanup => "",
+            HookKind::Setup | HookKind::Prepare => "; the A/B stopped, its stored runs are kept",
+        };
+        eprintln!(
+            "kbench: side {name} ({}): {}{stopped}",
+            self.labels[side], failure.message
         );
-        store
-            .insert_run(ids[side], &stored)
-            .map_err(session::store_error)?;
-        index[side] += 1;
+        let run = self.sides[side].hook_failure_run(&failure, self.index[side]);
+        self.store_run(side, run)?;
+        self.hook_failed = true;
+        Ok(false)
     }
-    Ok(())
+
+    fn store_run(&mut self, side: usize, run: StoredRun) -> anyhow::Result<()> {
+        let stored = as_ab_run(run, side, &self.pair);
+        self.store
+            .insert_run(self.ids[side], &stored)
+            .map_err(session::store_error)?;
+        self.index[side] += 1;
+        Ok(())
+    }
 }

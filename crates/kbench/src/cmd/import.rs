@@ -1,6 +1,6 @@
-//! `kbench import FILE --label NAME`: perf bench output, `perf stat -r` output,
-//! hyperfine JSON or a kbench export, in one transaction: a malformed file imports
-//! nothing and names its line.
+//! `kbench import FILE --label NAME`: perf bench, `perf stat -r`, hackbench or
+//! cyclictest output, hyperfine JSON, `kbench bench --json` run records or a kbench
+//! export, in one transaction: a malformed file imports nothing and names its line.
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_store::export::parse_export;

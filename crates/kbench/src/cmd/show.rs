@@ -46,13 +46,16 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         }
     }
     let mut groups: BTreeMap<GroupKey, (Vec<f64>, String)> = BTreeMap::new();
-    let mut failed: BTreeMap<String, usize> = BTreeMap::new();
+    // Per workload: how many runs failed, and the first reason stored.
+    let mut failed: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
     for r in store.runs(&args.label).map_err(map)? {
         if r.run.warmup {
             continue;
         }
         if !r.is_measured() {
-            *failed.entry(r.run.workload.clone()).or_default() += 1;
+            let entry = failed.entry(r.run.workload.clone()).or_default();
+            entry.0 += 1;
+            entry.1 = entry.1.take().or_else(|| r.run.error.clone());
             continue;
         }
         let params = kbench_analysis::group::params_text(&r.run.params);
@@ -92,8 +95,9 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
                 .unwrap_or_else(|| "-".into()),
         );
     }
-    for (workload, n) in failed {
-        println!("\n{workload}: {n} failed run(s), recorded and not counted");
+    for (workload, (n, error)) in failed {
+        let first = error.map(|e| format!(" (first: {e})")).unwrap_or_default();
+        println!("\n{workload}: {n} failed run(s), recorded and not counted{first}");
     }
     for s in store.summaries(&args.label).map_err(map)? {
         println!(

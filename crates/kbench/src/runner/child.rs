@@ -1,5 +1,7 @@
 //! Every run in a fresh child process: a workload through `kbench bench --json`, or
 //! any command, timed as a whole with the child's own rusage (wait4).
+use super::capture::{Capture, CapturedOutput};
+use super::hooks::HookFailure;
 use super::spec::WorkloadSpec;
 use kbench_store::{RawJson, StoredRun, Value};
 use kbench_workloads::measure::unix_now_ns;
@@ -152,9 +154,12 @@ pub struct CommandRun {
     pub exit_status: i32,
     pub start_unix_ns: u64,
     pub end_unix_ns: u64,
+    /// What it printed, kept to read its figures from.
+    pub output: CapturedOutput,
 }
 
-/// Runs `argv` (no shell) once; its output goes to ours only when `show_output`.
+/// Runs `argv` (no shell) once, keeping what it prints; its output also goes to ours
+/// when `show_output`.
 pub fn run_command(
     argv: &[String],
     show_output: bool,
@@ -164,17 +169,19 @@ pub fn run_command(
         .split_first()
         .ok_or_else(|| "no command given".to_string())?;
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::null());
-    if !show_output {
-        cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    }
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let start_unix_ns = unix_now_ns();
     let started = Instant::now();
-    let child =
+    let mut child =
         pin_and_spawn(&mut cmd, cpus).map_err(|e| format!("cannot run '{program}': {e}"))?;
-    let (status, usage) =
-        wait4(child.id() as libc::pid_t).map_err(|e| format!("waiting for '{program}': {e}"))?;
+    let capture = Capture::start(&mut child, show_output);
+    let waited = wait4(child.id() as libc::pid_t);
     let wall_ns = started.elapsed().as_nanos() as u64;
+    let output = capture.finish();
+    let (status, usage) = waited.map_err(|e| format!("waiting for '{program}': {e}"))?;
     // The child was reaped by wait4; dropping the handle does not wait again.
     drop(child);
     let tv_us = |t: libc::timeval| (t.tv_sec as u64) * 1_000_000 + t.tv_usec as u64;
@@ -188,6 +195,7 @@ pub fn run_command(
         exit_status: decode_status(status),
         start_unix_ns,
         end_unix_ns: unix_now_ns(),
+        output,
     })
 }
 
@@ -233,22 +241,56 @@ fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
     }
 }
 
-/// The stored form of a command run.
+/// The stored form of a command run, with its values (see
+/// [`super::figures::FigureReader::values`]).
 pub fn stored_command_run(
     argv: &[String],
     run: &CommandRun,
     run_index: u32,
     warmup: bool,
     pinned_cpus: Option<String>,
+    values: Vec<Value>,
 ) -> StoredRun {
-    // The wall time is the figure; CPU time and memory explain it.
-    let value = |metric: &str, v: f64, unit: &str| Value {
-        metric: metric.into(),
-        value: v,
-        unit: unit.into(),
-        higher_is_better: false,
-        primary: metric == "wall_sec",
-    };
+    StoredRun {
+        exit_status: Some(run.exit_status),
+        start_unix_ns: Some(run.start_unix_ns),
+        end_unix_ns: Some(run.end_unix_ns),
+        rusage: RawJson::from_value(&serde_json::json!({
+            "voluntary_csw": run.voluntary_csw,
+            "involuntary_csw": run.involuntary_csw,
+            "user_us": run.user_us,
+            "sys_us": run.sys_us,
+            "max_rss_kib": run.max_rss_kib,
+        })),
+        values,
+        ..command_run_key(argv, run_index, warmup, pinned_cpus)
+    }
+}
+
+/// The stored form of a command run that did not happen because a hook failed: a failed
+/// run of the command, with the hook's exit status and message. Never a warm-up, even
+/// before one: show and compare count it among the failed attempts they report.
+pub fn stored_command_failure(
+    argv: &[String],
+    failure: &HookFailure,
+    run_index: u32,
+    pinned_cpus: Option<String>,
+) -> StoredRun {
+    StoredRun {
+        exit_status: Some(failure.exit_status),
+        error: Some(failure.message.clone()),
+        ..command_run_key(argv, run_index, false, pinned_cpus)
+    }
+}
+
+/// What every stored run of a command shares: workload `command`, the command as its
+/// parameter, variant `exec`.
+fn command_run_key(
+    argv: &[String],
+    run_index: u32,
+    warmup: bool,
+    pinned_cpus: Option<String>,
+) -> StoredRun {
     StoredRun {
         workload: "command".into(),
         params: BTreeMap::from([(
@@ -258,28 +300,8 @@ pub fn stored_command_run(
         variant: "exec".into(),
         run_index,
         warmup,
-        exit_status: Some(run.exit_status),
-        start_unix_ns: Some(run.start_unix_ns),
-        end_unix_ns: Some(run.end_unix_ns),
         pinned_cpus,
-        cpus_used: None,
-        rusage: RawJson::from_value(&serde_json::json!({
-            "voluntary_csw": run.voluntary_csw,
-            "involuntary_csw": run.involuntary_csw,
-            "user_us": run.user_us,
-            "sys_us": run.sys_us,
-            "max_rss_kib": run.max_rss_kib,
-        })),
-        tasks: None,
-        record: None,
-        error: None,
-        ab_side: None,
-        values: vec![
-            value("wall_sec", run.wall_ns as f64 / 1e9, "s"),
-            value("user_sec", run.user_us as f64 / 1e6, "s"),
-            value("sys_sec", run.sys_us as f64 / 1e6, "s"),
-            value("max_rss_kib", run.max_rss_kib as f64, "KiB"),
-        ],
+        ..StoredRun::default()
     }
 }
 

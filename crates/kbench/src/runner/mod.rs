@@ -1,6 +1,9 @@
 //! The main job: repeated runs, warm-up first, workloads interleaved in randomized
 //! blocks, each run in a fresh process and stored in its own transaction.
+pub mod capture;
 pub mod child;
+pub mod figures;
+pub mod hooks;
 pub mod progress;
 pub mod spec;
 
