@@ -282,3 +282,57 @@ fn warnings(o: &WorkloadOutcome) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_record::PlacementKind::{CrossCpu, SameCpu};
+
+    fn outcome(
+        values: &[f64],
+        placements: &[Option<kbench_record::PlacementKind>],
+    ) -> WorkloadOutcome {
+        WorkloadOutcome {
+            spec: "pipe:-l 100000".into(),
+            metric: "usecs_per_op".into(),
+            unit: "us/op".into(),
+            values: values.to_vec(),
+            placements: placements.to_vec(),
+            failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn runs_of_two_placements_get_a_row_each_and_explain_the_spread() {
+        let values = [1.70, 1.71, 13.0, 1.69, 13.4, 12.8, 1.72, 1.70, 13.1];
+        let placements: Vec<_> = values
+            .iter()
+            .map(|v| Some(if *v > 5.0 { CrossCpu } else { SameCpu }))
+            .collect();
+        let o = outcome(&values, &placements);
+        let rows = placement_rows(&o);
+        let lines: Vec<&str> = rows.lines().collect();
+        assert_eq!(lines.len(), 2, "{rows}");
+        assert!(
+            lines[0].starts_with("  on one CPU ") && lines[0].contains(" 5 "),
+            "{rows}"
+        );
+        assert!(
+            lines[1].starts_with("  across CPUs ") && lines[1].contains(" 4 "),
+            "{rows}"
+        );
+        let notes = warnings(&o).join("\n");
+        assert!(
+            notes.contains("two populations, split by placement: 5 runs on one CPU: 1.7000 us/op; 4 runs across CPUs: 13.050 us/op"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn one_placement_adds_no_rows() {
+        let o = outcome(&[1.7, 1.8, 1.75], &[Some(SameCpu); 3]);
+        assert_eq!(placement_rows(&o), "");
+        let unknown = outcome(&[1.7, 1.8, 1.75], &[None; 3]);
+        assert_eq!(placement_rows(&unknown), "");
+    }
+}
