@@ -160,7 +160,7 @@ fn placements_are_stored_and_never_pooled_with_free_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let db = db.to_str().unwrap();
-    for label in ["a", "b"] {
+    for label in ["a", "b", "c"] {
         let out = kbench(&[
             "run",
             "pipe:-l 2000 --placement same-cpu",
@@ -194,4 +194,32 @@ fn placements_are_stored_and_never_pooled_with_free_runs() {
     let text = kbench(&["compare", "a", "b", "--db", db]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("pipe same-cpu"), "{text}");
+
+    // Several labels against one base: a column each, in every format.
+    let out = kbench(&["compare", "a", "b", "c", "--db", db]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("kbench compare: a -> b, c\n"), "{text}");
+    let heading = text.lines().find(|l| l.trim_start().starts_with("a ")).unwrap();
+    assert_eq!(heading.split_whitespace().collect::<Vec<_>>(), ["a", "b", "c"]);
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let json = kbench(&["compare", "a", "b", "c", "--db", db, "--format", "json"]);
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let news: Vec<&str> = json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["new"]["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(news, ["b", "c"]);
+    let csv = kbench(&["compare", "a", "b", "c", "--db", db, "--format", "csv"]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.lines().skip(1).any(|l| l.starts_with("a,b,")));
+    assert!(csv.lines().skip(1).any(|l| l.starts_with("a,c,")));
+    let md = kbench(&["compare", "a", "b", "c", "--db", db, "--format", "markdown"]);
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| benchmark | metric | a | b | c |"));
+    // A label named twice is a usage error.
+    let twice = kbench(&["compare", "a", "b", "b", "--db", db]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&twice.stderr).lines().count(), 1);
 }

@@ -375,14 +375,18 @@ pub fn note_text(n: &ReportNote, r: &CompareReport) -> String {
             side_label(r, *side),
             keys.join(", ")
         ),
-        ReportNote::OneBoot { side } => format!(
-            "{}: one boot only; boot-to-boot variation is not sampled (run again after a reboot)",
-            side_label(r, *side)
-        ),
+        ReportNote::OneBoot { side } => one_boot_text(side_label(r, *side)),
         ReportNote::NothingToCompare => {
             "nothing to compare: the labels share no workload with the same parameters".into()
         }
     }
+}
+
+/// The note of labels that ran in one boot only.
+pub fn one_boot_text(labels: &str) -> String {
+    format!(
+        "{labels}: one boot only; boot-to-boot variation is not sampled (run again after a reboot)"
+    )
 }
 
 /// The noise model of the header: which calibration, and its warnings.

@@ -296,6 +296,7 @@ fn noted(d: &Diagnostic) -> bool {
 pub fn notes(reports: &[CompareReport]) -> Vec<String> {
     let all = shown_rows(reports);
     let mut by_text: Vec<(String, Vec<String>)> = Vec::new();
+    let mut every_name: Vec<String> = Vec::new();
     let multi = reports.len() > 1;
     for r in reports {
         for row in r.rows.iter().filter(|row| shown(row)) {
@@ -304,6 +305,9 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
             } else {
                 spec_name(row, &all)
             };
+            if !every_name.contains(&name) {
+                every_name.push(name.clone());
+            }
             for d in row.diagnostics.iter().filter(|d| noted(d)) {
                 let text = diagnostic_text(d, r);
                 match by_text.iter_mut().find(|(t, _)| *t == text) {
@@ -314,11 +318,7 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
             }
         }
     }
-    let every_row = kbench_analysis::group::distinct(
-        by_text.iter().flat_map(|(_, names)| names.iter().cloned()),
-    )
-    .len()
-    .max(Table::build(reports).lines.len());
+    let every_row = every_name.len();
     let mut out: Vec<String> = by_text
         .into_iter()
         .map(|(text, names)| {
@@ -357,10 +357,7 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
     }
     let one_boot = one_boot_labels(reports);
     if !one_boot.is_empty() {
-        out.push(format!(
-            "{}: one boot only; boot-to-boot variation is not sampled (run again after a reboot)",
-            one_boot.join(", ")
-        ));
+        out.push(super::one_boot_text(&one_boot.join(", ")));
     }
     out
 }
