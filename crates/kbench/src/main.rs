@@ -1,7 +1,8 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
+#[macro_use]
+mod output;
 mod cmd;
 mod error;
-mod output;
 mod runner;
 mod session;
 

@@ -10,3 +10,21 @@ pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
         other => other,
     }
 }
+
+/// `print!` that ends quietly on a closed stdout (see [`write_stdout`]) rather than
+/// panicking as `print!` does; any other write error is returned with `?`.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format!($($arg)*).as_bytes())?
+    };
+}
+
+/// `println!` as [`out!`] is `print!`.
+macro_rules! outln {
+    () => {
+        $crate::output::write_stdout(b"\n")?
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())?
+    };
+}

@@ -178,3 +178,58 @@ fn a_closed_stdout_ends_the_output_quietly() {
         assert_eq!(text(&out.stderr), "", "{args:?}");
     }
 }
+
+#[test]
+fn every_command_that_prints_ends_quietly_on_a_closed_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let db = db.to_str().unwrap();
+    for label in ["a", "b"] {
+        let out = kbench(&[
+            "run",
+            "pipe:-l 1000",
+            "--runs",
+            "2",
+            "--label",
+            label,
+            "--db",
+            db,
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let numbers = dir.path().join("n.txt");
+    std::fs::write(&numbers, "1\n2\n3\n4\n5\n").unwrap();
+    let numbers = numbers.to_str().unwrap();
+    for args in [
+        &["list", "--db", db][..],
+        &["show", "a", "--db", db],
+        &["export", "a", "--format", "json", "--db", db],
+        &["export", "a", "--format", "csv", "--db", db],
+        &["compare", "a", "b", "--db", db],
+        &["compare", "a", "b", "--full", "--db", db],
+        &["stat", numbers, numbers],
+        &["env"],
+        &[
+            "run",
+            "pipe:-l 1000",
+            "--runs",
+            "1",
+            "--label",
+            "c",
+            "--db",
+            db,
+        ],
+        &[
+            "exec", "--label", "d", "--runs", "1", "--db", db, "--", "true",
+        ],
+    ] {
+        let out = with_closed_stdout(args);
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+    }
+}

@@ -199,7 +199,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let report = kbench_analysis::compare_labels(&store, &label_a, &label_b, options)
         .map_err(crate::analysis_error)?;
     if args.format == "text" {
-        println!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
+        outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
     let layout = if args.full {
         kbench_report::compare::Layout::Full

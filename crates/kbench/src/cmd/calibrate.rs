@@ -96,7 +96,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     let Some(cal) = this_machines(&store)? else {
         return usage("the calibration just made does not match this machine");
     };
-    print!("{}", resolvable_text(&cal));
+    out!("{}", resolvable_text(&cal));
     Ok(i32::from(any_failed))
 }
 
@@ -126,9 +126,9 @@ fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
             "fingerprint": cal.fingerprint,
             "metrics": lines,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", resolvable_text(&cal));
+        out!("{}", resolvable_text(&cal));
     }
     Ok(0)
 }

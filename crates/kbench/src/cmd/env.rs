@@ -45,12 +45,12 @@ pub fn run(args: EnvArgs) -> anyhow::Result<i32> {
     let snapshot = EnvSnapshot::capture(&root);
     let checks = checklist(&snapshot, &root);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&env_json(&root, &topology, &snapshot, &checks))?
         );
     } else {
-        print!("{}", render_text(&root, &topology, &snapshot, &checks));
+        out!("{}", render_text(&root, &topology, &snapshot, &checks));
     }
     Ok(0)
 }
@@ -81,9 +81,9 @@ fn run_tune_or_reset(args: &EnvArgs, root: &Sysroot) -> anyhow::Result<i32> {
         Err(e) => return sys_error(e),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render_tune_report(args.tune, &report));
+        out!("{}", render_tune_report(args.tune, &report));
     }
     Ok(if report.failed.is_empty() { 0 } else { 1 })
 }

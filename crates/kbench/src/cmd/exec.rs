@@ -95,7 +95,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
         .end_session(session_id, session::unix_now_ns())
         .map_err(session::store_error)?;
     result?;
-    print!("{}", summary(&args, &outcome));
+    out!("{}", summary(&args, &outcome));
     let failed = !outcome.failures.is_empty() || !outcome.hook_failures.is_empty();
     Ok(i32::from(failed))
 }

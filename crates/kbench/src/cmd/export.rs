@@ -22,9 +22,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let export = kbench_store::export::export_label(&store, &args.label)
         .map_err(crate::session::store_error)?;
     if args.format == "csv" {
-        print!("{}", kbench_store::export::export_csv(&export));
+        out!("{}", kbench_store::export::export_csv(&export));
     } else {
-        println!("{}", serde_json::to_string_pretty(&export)?);
+        outln!("{}", serde_json::to_string_pretty(&export)?);
     }
     Ok(0)
 }

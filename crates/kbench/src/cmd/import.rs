@@ -69,7 +69,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
         let ids = store
             .insert_sessions(&export.sessions)
             .map_err(session::store_error)?;
-        println!(
+        outln!(
             "imported {} session(s) of kbench export '{}' as {}",
             ids.len(),
             export.label,
@@ -109,7 +109,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
     store
         .import(&new, &imported)
         .map_err(session::store_error)?;
-    println!(
+    outln!(
         "imported {} run(s) and {} summary row(s) from {} ({}) as {}",
         imported.runs.len(),
         imported.summaries.len(),

@@ -11,18 +11,22 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
     let store = args.db.open()?;
     let labels = store.labels().map_err(crate::session::store_error)?;
     if labels.is_empty() {
-        println!(
+        outln!(
             "no runs in {} yet: kbench run --label NAME",
             store.path().display()
         );
         return Ok(0);
     }
-    println!(
+    outln!(
         "{:<28} {:>8} {:>6} {:>5}  {:<19}  last",
-        "label", "sessions", "runs", "boots", "first"
+        "label",
+        "sessions",
+        "runs",
+        "boots",
+        "first"
     );
     for l in labels {
-        println!(
+        outln!(
             "{:<28} {:>8} {:>6} {:>5}  {:<19}  {}",
             l.label,
             l.sessions,

@@ -79,7 +79,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     store
         .end_session(session_id, session::unix_now_ns())
         .map_err(session::store_error)?;
-    print!(
+    out!(
         "{}",
         summary(
             &args.label,

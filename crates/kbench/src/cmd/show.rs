@@ -19,7 +19,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     if !store.has_label(&args.label).map_err(map)? {
         return crate::error::usage(format!("no runs labelled '{}'", args.label));
     }
-    println!("label {}\n", args.label);
+    outln!("label {}\n", args.label);
     for s in store.sessions(&args.label).map_err(map)? {
         let kernel = s
             .environment
@@ -33,7 +33,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             .as_deref()
             .map(|b| b.chars().take(8).collect::<String>())
             .unwrap_or_else(|| "?".into());
-        println!(
+        outln!(
             "session {} ({}) {}  boot {boot}  kernel {kernel}  {} runs",
             s.id,
             s.kind,
@@ -41,8 +41,8 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             s.runs
         );
         match &s.source {
-            Some(source) => println!("  {} ({})", source.file, source.format),
-            None => println!("  {}", s.command_line),
+            Some(source) => outln!("  {} ({})", source.file, source.format),
+            None => outln!("  {}", s.command_line),
         }
     }
     let mut groups: BTreeMap<GroupKey, (Vec<f64>, String)> = BTreeMap::new();
@@ -77,15 +77,18 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     for ((workload, params, variant, metric), (values, unit)) in groups {
         let heading = (workload.clone(), params.clone());
         if last_params.as_ref() != Some(&heading) {
-            println!("\n{workload} [{variant}] {params}");
-            println!(
+            outln!("\n{workload} [{variant}] {params}");
+            outln!(
                 "  {:<28} {:>5} {:>12} {:>8}",
-                "metric", "n", "median", "CV%"
+                "metric",
+                "n",
+                "median",
+                "CV%"
             );
             last_params = Some(heading);
         }
         let d = kbench_stats::describe(&values);
-        println!(
+        outln!(
             "  {:<28} {:>5} {:>12} {:>8}  {unit}",
             metric,
             d.n,
@@ -97,10 +100,10 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     }
     for (workload, (n, error)) in failed {
         let first = error.map(|e| format!(" (first: {e})")).unwrap_or_default();
-        println!("\n{workload}: {n} failed run(s), recorded and not counted{first}");
+        outln!("\n{workload}: {n} failed run(s), recorded and not counted{first}");
     }
     for s in store.summaries(&args.label).map_err(map)? {
-        println!(
+        outln!(
             "{:<22} {:<12} {:<14} {:>4} {:>12} (mean, +- {:.3} SE, summary)",
             s.workload,
             "summary",

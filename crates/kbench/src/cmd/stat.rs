@@ -49,12 +49,12 @@ pub fn run(args: StatArgs) -> anyhow::Result<i32> {
     };
     let result = compare(&a, &b, &opts);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&StatJson::from(&result))?
         );
     } else {
-        print!("{}", render_text(&result, &args.a_file, &args.b_file));
+        out!("{}", render_text(&result, &args.a_file, &args.b_file));
     }
     let regressed = result.verdict == Verdict::Regression;
     Ok(if args.fail_on_regression && regressed {
