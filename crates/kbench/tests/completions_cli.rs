@@ -98,7 +98,7 @@ fn bash_completion_is_valid_bash_and_completes_every_subcommand() {
     );
     assert_eq!(
         bash_completes(&out.stdout, &["kbench", "compare", "--f"]),
-        ["--format", "--fail-on"]
+        ["--format", "--full", "--fail-on"]
     );
 }
 
