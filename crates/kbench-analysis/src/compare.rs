@@ -174,7 +174,9 @@ pub fn compare_labels(
             pooled.diagnostics.insert(0, class_mix(side_a, side_b));
         }
         let by_placement = split_by_placement(key, side_a, side_b, &ctx);
-        pooled.diagnostics.extend(placement_mix(side_a, side_b));
+        pooled
+            .diagnostics
+            .extend(placement_mix(side_a, side_b, !by_placement.is_empty()));
         for (side, name) in [(side_a, SideName::Base), (side_b, SideName::New)] {
             pooled.diagnostics.extend(modes_as_classes(side, name));
             pooled.diagnostics.extend(modes_as_placements(side, name));
@@ -556,11 +558,12 @@ fn placement_runs(side: &Side) -> Vec<PlacementRuns> {
 }
 
 /// The placements of both sides, when together they have more than one.
-fn placement_mix(a: &Side, b: &Side) -> Option<Diagnostic> {
+fn placement_mix(a: &Side, b: &Side, rows_follow: bool) -> Option<Diagnostic> {
     let kinds = group::distinct(a.placement_kinds().into_iter().chain(b.placement_kinds()));
     (kinds.len() > 1).then(|| Diagnostic::PlacementMix {
         base: placement_runs(a),
         new: placement_runs(b),
+        rows_follow,
     })
 }
 

@@ -210,10 +210,13 @@ pub enum Diagnostic {
         medians: Vec<(String, f64)>,
     },
     /// The runs ran with different placements (one CPU, two CPUs, moving): this row
-    /// mixes them; rows per placement follow when both sides have them.
+    /// mixes them. `rows_follow` when a placement has runs on both sides, so rows per
+    /// placement follow; otherwise the sides ran apart and the row compares two
+    /// populations.
     PlacementMix {
         base: Vec<PlacementRuns>,
         new: Vec<PlacementRuns>,
+        rows_follow: bool,
     },
     /// A side whose runs fall into placement groups that do not overlap: two
     /// populations, not noise.

@@ -77,7 +77,13 @@ pub fn placement_modes(
         .iter()
         .map(|p| p.map(|k| k.as_str().to_string()).unwrap_or_default())
         .collect();
-    separated_groups(values, &labels)?;
+    let medians = separated_groups(values, &labels)?;
+    // Disjoint ranges alone happen by chance in small samples; ask for five runs and
+    // medians at least 10% apart.
+    let (lowest, highest) = (medians.first()?.1, medians.last()?.1);
+    if values.len() < 5 || !(lowest > 0.0 && highest >= 1.1 * lowest) {
+        return None;
+    }
     let mut groups = placement_groups(values, placements);
     groups.sort_by(|x, y| x.median.total_cmp(&y.median));
     Some(groups)

@@ -99,9 +99,10 @@ pub struct ObservedPlacement {
     pub colocated_share: Option<f64>,
 }
 
-/// Colocated shares at or beyond which a run that moved counts as having run on one
-/// CPU (or across two) for most of its samples.
-const MOSTLY: f64 = 0.9;
+/// The colocated share at or above which a run that moved counts as on one CPU.
+const MOSTLY_TOGETHER: f64 = 0.9;
+/// The colocated share at or below which a run that moved counts as across CPUs.
+const MOSTLY_APART: f64 = 0.1;
 
 impl ObservedPlacement {
     /// The kind that describes most of the run: a run whose tasks were seen on more
@@ -109,8 +110,10 @@ impl ObservedPlacement {
     /// start-up migration) counts as same-cpu, apart at least 90% as cross-cpu.
     pub fn effective(&self) -> PlacementKind {
         match (self.kind, self.colocated_share) {
-            (PlacementKind::Mixed, Some(share)) if share >= MOSTLY => PlacementKind::SameCpu,
-            (PlacementKind::Mixed, Some(share)) if share <= 1.0 - MOSTLY => PlacementKind::CrossCpu,
+            (PlacementKind::Mixed, Some(share)) if share >= MOSTLY_TOGETHER => {
+                PlacementKind::SameCpu
+            }
+            (PlacementKind::Mixed, Some(share)) if share <= MOSTLY_APART => PlacementKind::CrossCpu,
             (kind, _) => kind,
         }
     }

@@ -96,3 +96,30 @@ fn csv_and_json_have_every_label() {
     assert_eq!(json["comparisons"].as_array().map(Vec::len), Some(2));
     assert_eq!(json["base"], "v6.1-ptr");
 }
+
+#[test]
+fn text_fits_80_columns_whatever_the_labels() {
+    let template = reports("three-kernels.json");
+    for labels in 1..=5 {
+        for length in [3, 12, 24, 40] {
+            let mut set = Vec::new();
+            for i in 0..labels {
+                let mut r = template[i % template.len()].clone();
+                r.base.label = format!("{:b<length$}", "base");
+                r.new.label = format!("{i}{:n<length$}", "new");
+                set.push(r);
+            }
+            for layout in [Layout::Compact, Layout::Full] {
+                let text = by_name("text").unwrap().render(&set, layout);
+                assert!(
+                    widest_line(&text) <= 80,
+                    "{labels} labels of {length}:\n{text}"
+                );
+                for r in &set {
+                    let head: String = r.new.label.chars().take(4).collect();
+                    assert!(text.contains(&head), "{text}");
+                }
+            }
+        }
+    }
+}

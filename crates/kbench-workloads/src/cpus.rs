@@ -29,12 +29,23 @@ pub fn checked_cpu(option: &str, value: i32, allowed: &[u32]) -> Result<u32, Wor
 }
 
 /// A partner for `cpu` among `allowed` ([`kbench_sys::Topology::partner`]: not its SMT
-/// sibling, of its class); any other allowed CPU when the topology cannot be read.
+/// sibling, of its class). When the topology cannot be read, the first allowed CPU
+/// not listed as its sibling, else any other.
 pub fn partner_cpu(cpu: u32, allowed: &[u32]) -> Option<u32> {
-    match kbench_sys::Topology::read(&Sysroot::from_env()) {
-        Ok(topology) => topology.partner(cpu, allowed),
-        Err(_) => allowed.iter().copied().find(|&c| c != cpu),
+    let root = Sysroot::from_env();
+    if let Ok(topology) = kbench_sys::Topology::read(&root) {
+        return topology.partner(cpu, allowed);
     }
+    let siblings = root
+        .read_cpulist(&format!(
+            "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+        ))
+        .unwrap_or_default();
+    let others = allowed.iter().copied().filter(|&c| c != cpu);
+    others
+        .clone()
+        .find(|c| !siblings.contains(c))
+        .or_else(|| others.clone().next())
 }
 
 /// The CPU of option `--long`, if given, checked against `allowed`.

@@ -407,14 +407,16 @@ fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Time
     Ok((elapsed, usage))
 }
 
-/// One worker: pin itself and enter its cgroup, then `loops` times write-and-read (or
+/// One worker: enter its cgroup and pin itself, then `loops` times write-and-read (or
 /// read-and-write).
 fn work(loops: i32, side: Side<'_>) -> Result<(), String> {
-    if let Some(cpu) = side.cpu {
-        crate::cpus::pin_current_thread(cpu)?;
-    }
+    // In this order: moving into a cgroup with a cpuset resets the task's affinity on
+    // kernels before 6.2.
     if let Some(target) = side.cgroup {
         target.enter_worker().map_err(|e| e.to_string())?;
+    }
+    if let Some(cpu) = side.cpu {
+        crate::cpus::pin_current_thread(cpu)?;
     }
     let poller = if side.nonblocking {
         Some(make_poller(side.input).map_err(|e| format!("epoll: {e}"))?)

@@ -369,9 +369,12 @@ fn answer_one(listener: libc::c_int) -> Result<(), String> {
 /// anything that would itself be trapped besides that.
 fn be_target(stats: &SharedStats, cpu: Option<u32>) -> i32 {
     let (slot, peer) = (stats.task(TARGET), stats.task(SUPERVISOR));
-    // sched_setaffinity on the calling thread (pid 0): not a trapped call.
+    // sched_setaffinity on the calling thread (pid 0) and write(2) are not trapped;
+    // the message is written raw, without the locks and thread ids of eprintln.
     if let Some(cpu) = cpu {
-        if crate::cpus::pin_current_thread(cpu).is_err() {
+        if let Err(e) = crate::cpus::pin_current_thread(cpu) {
+            let line = format!("kbench: seccomp-notify target: {e}\n");
+            let _ = rustix::io::write(rustix::stdio::stderr(), line.as_bytes());
             return 1;
         }
     }

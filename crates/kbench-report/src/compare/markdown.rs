@@ -66,6 +66,10 @@ fn compact(reports: &[CompareReport]) -> String {
             l.base_value
         ));
         for c in &l.cells {
+            let change = |c: &table::Cell| match c.ci.as_str() {
+                "-" => c.change.clone(),
+                ci => format!("{} {ci}", c.change),
+            };
             let verdict = |c: &table::Cell| {
                 format!("{} {}", c.verdict, table::needed_text(c, &levels))
                     .trim_end()
@@ -75,15 +79,12 @@ fn compact(reports: &[CompareReport]) -> String {
                 (None, true) => out.push_str(" - | - | - |"),
                 (None, false) => out.push_str(" - |"),
                 (Some(c), true) => out.push_str(&format!(
-                    " {} | {} {} | {} |",
+                    " {} | {} | {} |",
                     c.new_value,
-                    c.change,
-                    c.ci,
+                    change(c),
                     verdict(c)
                 )),
-                (Some(c), false) => {
-                    out.push_str(&format!(" {} {} {} |", c.change, c.ci, verdict(c)))
-                }
+                (Some(c), false) => out.push_str(&format!(" {} {} |", change(c), verdict(c))),
             }
         }
         out.push('\n');

@@ -217,6 +217,14 @@ pub fn placement_groups_text(groups: &[PlacementRuns], unit: &str) -> String {
         .join("; ")
 }
 
+fn placement_groups_or_none(groups: &[PlacementRuns]) -> String {
+    if groups.is_empty() {
+        "no placement recorded".into()
+    } else {
+        placement_groups_text(groups, "")
+    }
+}
+
 /// A diagnostic in words, naming the side by its label.
 pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
     match d {
@@ -257,12 +265,21 @@ pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        Diagnostic::PlacementMix { base, new } => format!(
-            "runs ran with different placements, so this row mixes them and the rows per placement follow; {}: {}; {}: {} (medians)",
+        Diagnostic::PlacementMix {
+            base,
+            new,
+            rows_follow,
+        } => format!(
+            "{}; {}: {}; {}: {} (medians)",
+            if *rows_follow {
+                "runs ran with different placements, so this row mixes them and the rows per placement follow"
+            } else {
+                "the sides ran with different placements, so this row compares two populations: pin them with --placement"
+            },
             r.base.label,
-            placement_groups_text(base, ""),
+            placement_groups_or_none(base),
             r.new.label,
-            placement_groups_text(new, "")
+            placement_groups_or_none(new)
         ),
         Diagnostic::ModesArePlacements { side, groups } => format!(
             "{}: its runs split by placement, with no overlap ({}): two populations, not noise",

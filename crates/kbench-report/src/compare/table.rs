@@ -9,6 +9,7 @@ use super::{
 use kbench_stats::{Level, Verdict};
 
 /// One compared label's cell of a line.
+#[derive(Clone)]
 pub struct Cell {
     pub new_value: String,
     pub change: String,
@@ -39,8 +40,11 @@ pub struct Table {
     pub lines: Vec<Line>,
 }
 
-/// What identifies a row across comparisons with one base.
-fn row_key(r: &CompareRow) -> (String, String, String, String, String, String) {
+/// What identifies a row across comparisons with one base: workload, metric,
+/// parameters, variant, CPU classes and placement of a split row.
+type RowKey = (String, String, String, String, String, String);
+
+fn row_key(r: &CompareRow) -> RowKey {
     (
         r.workload.clone(),
         r.metric.clone(),
@@ -155,7 +159,7 @@ impl Table {
                 keys.push(key);
             }
         }
-        let mut lines: Vec<Line> = keys
+        let lines: Vec<Line> = keys
             .iter()
             .map(|key| {
                 let cells: Vec<Option<&CompareRow>> = reports
@@ -177,10 +181,23 @@ impl Table {
                 }
             })
             .collect();
-        // Grouped under their metric, in order of first appearance; a split row stays
-        // under its pooled row.
-        let metrics = kbench_analysis::group::distinct(lines.iter().map(|l| l.metric.clone()));
-        lines.sort_by_key(|l| metrics.iter().position(|m| *m == l.metric));
+        // Grouped under their metric, in order of first appearance; a split row right
+        // under its pooled row, even when only a later comparison has it.
+        let metrics = kbench_analysis::group::distinct(keys.iter().map(|k| k.1.clone()));
+        let pooled_of = |k: &RowKey| (k.0.clone(), k.1.clone(), k.2.clone(), k.3.clone());
+        let anchors = kbench_analysis::group::distinct(keys.iter().map(pooled_of));
+        let order: Vec<(usize, usize, bool, usize)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let metric = metrics.iter().position(|m| *m == k.1).unwrap_or(0);
+                let anchor = anchors.iter().position(|a| *a == pooled_of(k)).unwrap_or(0);
+                (metric, anchor, lines[i].split, i)
+            })
+            .collect();
+        let mut indexed: Vec<(usize, Line)> = lines.into_iter().enumerate().collect();
+        indexed.sort_by_key(|(i, _)| order[*i]);
+        let lines = indexed.into_iter().map(|(_, l)| l).collect();
         Table {
             base: reports
                 .first()
@@ -189,6 +206,28 @@ impl Table {
             labels: reports.iter().map(|r| r.new.label.clone()).collect(),
             lines,
         }
+    }
+
+    /// One table per compared label, each against the base.
+    pub fn per_label(&self) -> Vec<Table> {
+        (0..self.labels.len())
+            .map(|i| Table {
+                base: self.base.clone(),
+                labels: vec![self.labels[i].clone()],
+                lines: self
+                    .lines
+                    .iter()
+                    .filter(|l| l.cells[i].is_some())
+                    .map(|l| Line {
+                        metric: l.metric.clone(),
+                        name: l.name.clone(),
+                        split: l.split,
+                        base_value: l.base_value.clone(),
+                        cells: vec![l.cells[i].clone()],
+                    })
+                    .collect(),
+            })
+            .collect()
     }
 
     /// The levels of the units that would settle the inconclusive cells.
@@ -295,7 +334,8 @@ fn noted(d: &Diagnostic) -> bool {
 /// then what was not compared, environment differences and notes about the sides.
 pub fn notes(reports: &[CompareReport]) -> Vec<String> {
     let all = shown_rows(reports);
-    let mut by_text: Vec<(String, Vec<String>)> = Vec::new();
+    // Per text: the rows it concerns and, with several labels, which comparisons.
+    let mut by_text: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
     let mut every_name: Vec<String> = Vec::new();
     let multi = reports.len() > 1;
     for r in reports {
@@ -310,10 +350,18 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
             }
             for d in row.diagnostics.iter().filter(|d| noted(d)) {
                 let text = diagnostic_text(d, r);
-                match by_text.iter_mut().find(|(t, _)| *t == text) {
-                    Some((_, names)) if !names.contains(&name) => names.push(name.clone()),
-                    Some(_) => {}
-                    None => by_text.push((text, vec![name.clone()])),
+                let entry = match by_text.iter().position(|(t, _, _)| *t == text) {
+                    Some(i) => &mut by_text[i],
+                    None => {
+                        by_text.push((text, Vec::new(), Vec::new()));
+                        by_text.last_mut().expect("just pushed")
+                    }
+                };
+                if !entry.1.contains(&name) {
+                    entry.1.push(name.clone());
+                }
+                if !entry.2.contains(&r.new.label) {
+                    entry.2.push(r.new.label.clone());
                 }
             }
         }
@@ -321,11 +369,17 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
     let every_row = every_name.len();
     let mut out: Vec<String> = by_text
         .into_iter()
-        .map(|(text, names)| {
-            if names.len() == every_row && every_row > 1 {
-                format!("every row: {text}")
+        .map(|(text, names, labels)| {
+            let rows = if names.len() == every_row && every_row > 1 {
+                "every row".to_string()
             } else {
-                format!("{}: {text}", names.join(", "))
+                names.join(", ")
+            };
+            let said = labels.iter().all(|l| text.contains(l.as_str()));
+            if multi && labels.len() < reports.len() && !said {
+                format!("{rows} [{}]: {text}", labels.join(", "))
+            } else {
+                format!("{rows}: {text}")
             }
         })
         .collect();
@@ -352,7 +406,11 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
             .iter()
             .filter(|n| !matches!(n, ReportNote::OneBoot { .. }))
         {
-            push_once(&mut out, note_text(n, r));
+            let text = note_text(n, r);
+            match n {
+                ReportNote::NothingToCompare => push_once(&mut out, format!("{prefix}{text}")),
+                _ => push_once(&mut out, text),
+            }
         }
     }
     let one_boot = one_boot_labels(reports);

@@ -208,24 +208,48 @@ fn render_table(t: &Table) -> String {
     if t.lines.is_empty() {
         return String::new();
     }
-    let natural = name_width(t);
-    let fits = |cols: &[Column], name: usize| {
-        name + cols.iter().map(|c| c.width() + 2).sum::<usize>() <= WIDTH
-    };
-    let mut chosen = None;
-    for detail in DETAILS {
-        let cols = columns(t, detail);
-        if fits(&cols, natural.min(MIN_NAME)) {
-            chosen = Some(cols);
-            break;
-        }
+    match fitted_columns(t) {
+        Some(cols) => draw_table(t, &cols),
+        // Labels too many or too long for one table: one table per label.
+        None if t.labels.len() > 1 => t
+            .per_label()
+            .iter()
+            .map(render_table)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => draw_table(t, &shortened(columns(t, DETAILS[DETAILS.len() - 1]))),
     }
-    let cols = chosen.unwrap_or_else(|| columns(t, DETAILS[DETAILS.len() - 1]));
+}
+
+/// The most detailed columns that fit 80 columns beside a name of `MIN_NAME`, with
+/// the headings (labels) cut to their cells' width if need be.
+fn fitted_columns(t: &Table) -> Option<Vec<Column>> {
+    let name = name_width(t).min(MIN_NAME);
+    let fits = |cols: &[Column]| name + cols.iter().map(|c| c.width() + 2).sum::<usize>() <= WIDTH;
+    let full = DETAILS.iter().map(|d| columns(t, *d));
+    let short = DETAILS.iter().map(|d| shortened(columns(t, *d)));
+    full.chain(short).find(|cols| fits(cols))
+}
+
+/// The columns with each heading cut to its cells' width (at least 6).
+fn shortened(cols: Vec<Column>) -> Vec<Column> {
+    cols.into_iter()
+        .map(|c| {
+            let cells = c.cells.iter().map(|x| x.chars().count()).max().unwrap_or(0);
+            Column {
+                heading: crate::truncate(&c.heading, cells.max(6)),
+                ..c
+            }
+        })
+        .collect()
+}
+
+fn draw_table(t: &Table, cols: &[Column]) -> String {
     let rest: usize = cols.iter().map(|c| c.width() + 2).sum();
-    let name = natural.min(WIDTH.saturating_sub(rest)).max(MIN_NAME);
+    let name = name_width(t).min(WIDTH.saturating_sub(rest)).max(MIN_NAME);
     let mut out = String::new();
     let mut line = format!("{:name$}", "");
-    for c in &cols {
+    for c in cols {
         push_cell(&mut line, &c.heading, c.width(), c.right);
     }
     out.push_str(line.trim_end());
@@ -240,7 +264,7 @@ fn render_table(t: &Table) -> String {
         let indent = if l.split { "    " } else { "  " };
         let shown = crate::truncate(&format!("{indent}{}", l.name), name);
         let mut line = format!("{shown:name$}");
-        for c in &cols {
+        for c in cols {
             push_cell(&mut line, &c.cells[i], c.width(), c.right);
         }
         out.push_str(line.trim_end());

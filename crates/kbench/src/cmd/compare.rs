@@ -19,7 +19,8 @@ pub struct CompareArgs {
     /// Every row (secondary metrics, percentiles) with every diagnostic, not one screen.
     #[arg(long)]
     pub full: bool,
-    /// Exit 1 when a row is a regression (or any real change).
+    /// Exit 1 when a primary row (the table's, per-class and per-placement rows
+    /// included) is a regression (or any real change).
     #[arg(long, value_parser = ["regression", "change"])]
     pub fail_on: Option<String>,
     #[command(flatten)]
@@ -82,6 +83,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         reports
             .iter()
             .flat_map(|r| &r.rows)
+            .filter(|r| r.is_primary())
             .any(|r| kbench_analysis::fails_on(rule, r.verdict))
     });
     Ok(i32::from(failed))

@@ -181,7 +181,7 @@ fn summary(
             .unwrap_or_default()
     );
     out.push_str(&format!(
-        "{:<30} {:>4} {:>11} {:>8} {:>6}  {}\n",
+        "{:<NAME_WIDTH$} {:>4} {:>11} {:>8} {:>6}  {}\n",
         "workload", "n", "median", "CI95 ±%", "CV%", "metric"
     ));
     for o in outcomes {
@@ -201,6 +201,10 @@ fn summary(
     ));
     out
 }
+
+/// The width of the workload column of the run summary: with the widest metric name
+/// (`ipi_round_trip_p50_ns`) a line is 80 columns.
+const NAME_WIDTH: usize = 24;
 
 /// One row per placement when a workload's runs ran with more than one.
 fn placement_rows(o: &WorkloadOutcome) -> String {
@@ -224,16 +228,22 @@ fn summary_row(o: &WorkloadOutcome, name: &str) -> String {
         v.map(|v| format!("{v:.prec$}"))
             .unwrap_or_else(|| "-".into())
     };
-    let name = kbench_report::truncate(name, 30);
-    format!(
-        "{:<30} {:>4} {:>11} {:>8} {:>6}  {}\n",
-        name,
-        d.n,
-        kbench_report::compare::figure(d.median),
-        fmt(o.precision_pct(), 2),
-        fmt(d.cv_pct, 2),
-        o.metric
-    )
+    // A spec too long for its column gets a line of its own, so none is cut.
+    let (own_line, name) = if name.chars().count() > NAME_WIDTH {
+        (format!("{name}\n"), "")
+    } else {
+        (String::new(), name)
+    };
+    own_line
+        + &format!(
+            "{:<NAME_WIDTH$} {:>4} {:>11} {:>8} {:>6}  {}\n",
+            name,
+            d.n,
+            kbench_report::compare::figure(d.median),
+            fmt(o.precision_pct(), 2),
+            fmt(d.cv_pct, 2),
+            o.metric
+        )
 }
 
 /// Noise warnings for one workload, each naming the runs it concerns.

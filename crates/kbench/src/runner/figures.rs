@@ -14,7 +14,7 @@ pub struct FigureArgs {
     /// The primary metric, by name: one of the figures read from the command's output
     /// (`usecs_per_op`, `total_sec`, `time_elapsed_sec`, ...) or wall_sec, user_sec,
     /// sys_sec, max_rss_kib [default: what the output's reader declares, else wall_sec].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "no_parse")]
     pub metric: Option<String>,
     /// Do not read the command's output: wall_sec is the primary metric.
     #[arg(long)]
