@@ -1,0 +1,33 @@
+//! `kbench exec` reads what a command prints: a process the command leaves behind,
+//! still writing to the captured pipe, must not keep kbench waiting.
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_writer_left_behind_does_not_keep_exec_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(["exec", "--label", "bg", "--runs", "1", "--db"])
+        .arg(&db)
+        .args(["--", "sh", "-c", "yes & sleep 0.2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kbench");
+    // Generous: a hang is what is tested, not a speed.
+    let limit = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let status = status.expect("kbench exec still waiting on the output of `yes` after 60 s");
+    assert!(status.success(), "{status:?}");
+}
