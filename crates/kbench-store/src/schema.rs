@@ -194,6 +194,11 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX calibration_components_by_id ON calibration_components(calibration_id);
     "#,
+    // 4: the console log of a booted session (`kbench vm-ab`), gzip-compressed, kept
+    // with the session whether or not the boot succeeded.
+    r#"
+    ALTER TABLE sessions ADD COLUMN console_log BLOB;
+    "#,
 ];
 
 /// The schema version this kbench writes.

@@ -475,6 +475,24 @@ impl Store {
     }
 
     /// Stores one run and its values in one transaction.
+    /// Keeps a boot's console log (gzip bytes) with its session.
+    pub fn set_console_log(&mut self, session_id: i64, gzip: &[u8]) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE sessions SET console_log = ?1 WHERE id = ?2",
+            params![gzip, session_id],
+        )?;
+        Ok(())
+    }
+
+    /// The console log kept with a session (gzip bytes), if any.
+    pub fn console_log(&self, session_id: i64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT console_log FROM sessions WHERE id = ?1",
+            params![session_id],
+            |r| r.get(0),
+        )?)
+    }
+
     pub fn insert_run(&mut self, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
         let tx = self.conn.transaction()?;
         let id = insert_run_tx(&tx, session_id, run)?;

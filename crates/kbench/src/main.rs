@@ -3,6 +3,7 @@
 mod output;
 mod cmd;
 mod error;
+mod guest;
 mod runner;
 mod session;
 
@@ -50,6 +51,8 @@ enum Command {
     Import(cmd::import::ImportArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
     Bench(cmd::bench::BenchArgs),
+    /// Two kernels booted alternately under qemu, kbench as their /init: the verdict with boots as units.
+    VmAb(cmd::vm_ab::VmAbArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
@@ -61,6 +64,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // As the initramfs /init of a booted kernel: run what its command line says.
+    if rustix::process::getpid().is_init() {
+        guest::run_as_init();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
@@ -87,6 +94,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Stat(args) => cmd::stat::run(args),
+        Command::VmAb(args) => cmd::vm_ab::run(args),
         Command::Env(args) => cmd::env::run(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),
         Command::Manpage(args) => cmd::manpage::run(args, Cli::command()),

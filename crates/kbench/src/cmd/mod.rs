@@ -13,3 +13,4 @@ pub mod manpage;
 pub mod run;
 pub mod show;
 pub mod stat;
+pub mod vm_ab;

@@ -21,7 +21,7 @@ const SUITE: &[&str] = &[
     "wakeup:--wakes 1000",
     "ipi:--iterations 20000",
 ];
-const QUICK_SUITE: &[&str] = &[
+pub const QUICK_SUITE: &[&str] = &[
     "messaging:-g 4 -l 50",
     "pipe:-l 20000 --placement cross-cpu",
     "pipe:-l 20000 --placement same-cpu",

@@ -1,0 +1,278 @@
+//! kbench as the initramfs `/init` of a booted kernel (`kbench vm-ab`, a board).
+//!
+//! As PID 1 it mounts what a run needs, reads what to run from the kernel command line
+//! (`kbench.session=NONCE kbench.suite="pipe:-l 2000;ipi" kbench.runs=N kbench.warmup=N
+//! kbench.quick`), sets the cpufreq governor to performance where there is one, runs
+//! the suite as `kbench run` does (each run a fresh child), and then writes its results
+//! to the console as framed lines (`kbench-console`): BEGIN with the session and its
+//! environment, one RECORD per stored run, END. Results are written after the runs,
+//! never during one. It then syncs and powers off. It never returns: PID 1 exiting
+//! panics the kernel, so an error becomes an ERROR record before the power-off.
+use crate::runner::{self, spec::WorkloadSpec, Plan, Stopping};
+use kbench_console::{Emitter, Kind};
+use std::io::Write;
+use std::time::Duration;
+
+/// The defaults of a boot: small enough for a TCG guest.
+const DEFAULT_RUNS: u32 = 5;
+const DEFAULT_SUITE: &str = "pipe:-l 2000 --placement same-cpu";
+const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the kernel command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootRequest {
+    pub nonce: String,
+    pub suite: Vec<String>,
+    pub runs: u32,
+    pub warmup: u32,
+}
+
+/// The `kbench.*` words of a kernel command line; values may be double-quoted to hold
+/// spaces, as the kernel allows.
+pub fn parse_cmdline(cmdline: &str) -> Result<BootRequest, String> {
+    let mut request = BootRequest {
+        nonce: String::new(),
+        suite: Vec::new(),
+        runs: DEFAULT_RUNS,
+        warmup: 1,
+    };
+    let mut quick = false;
+    for (key, value) in cmdline_words(cmdline) {
+        let number = |v: &str| {
+            v.parse::<u32>()
+                .map_err(|_| format!("{key}={v}: not a number"))
+        };
+        match key.as_str() {
+            "kbench.session" => request.nonce = value,
+            "kbench.suite" => {
+                request.suite = value
+                    .split(';')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            }
+            "kbench.runs" => request.runs = number(&value)?,
+            "kbench.warmup" => request.warmup = number(&value)?,
+            "kbench.quick" => quick = true,
+            _ => {}
+        }
+    }
+    if request.nonce.is_empty() {
+        return Err("no kbench.session=NONCE on the kernel command line".into());
+    }
+    if request.suite.is_empty() {
+        request.suite = if quick {
+            crate::cmd::run::QUICK_SUITE
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        } else {
+            vec![DEFAULT_SUITE.to_string()]
+        };
+    }
+    Ok(request)
+}
+
+/// `key=value` words of a command line, with `"..."` values kept whole.
+fn cmdline_words(cmdline: &str) -> Vec<(String, String)> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in cmdline.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+        .into_iter()
+        .map(|w| match w.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => (w, String::new()),
+        })
+        .collect()
+}
+
+/// Runs as PID 1 and never returns.
+pub fn run_as_init() -> ! {
+    let mut console = Console::open();
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| boot_and_run(&mut console)));
+    let error = match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(format!("{e:#}")),
+        Err(_) => Some("kbench panicked as /init".to_string()),
+    };
+    if let Some(message) = error {
+        let nonce = read_nonce().unwrap_or_else(|| "unknown".into());
+        let mut emitter = Emitter::new(&nonce);
+        console.write_lines(&emitter.lines(Kind::Error, message.as_bytes()));
+        console.write_lines(&emitter.lines(Kind::End, b""));
+    }
+    power_off()
+}
+
+fn read_nonce() -> Option<String> {
+    let cmdline = std::fs::read_to_string("/proc/cmdline").ok()?;
+    parse_cmdline(&cmdline).ok().map(|r| r.nonce)
+}
+
+fn boot_and_run(console: &mut Console) -> anyhow::Result<()> {
+    mount_filesystems();
+    quiet_standard_streams();
+    let cmdline = std::fs::read_to_string("/proc/cmdline")?;
+    let request = parse_cmdline(&cmdline).map_err(anyhow::Error::msg)?;
+    let mut emitter = Emitter::new(&request.nonce);
+    let governor = set_performance_governor();
+    let db = std::path::Path::new("/tmp/kbench.db");
+    let mut store = kbench_store::Store::open(db)?;
+    let mut session = crate::session::new_session("guest", "boot", Some(0));
+    session.command_line = cmdline.trim().to_string();
+    let session_id = store.begin_session(&session)?;
+    let plan = plan(&request)?;
+    runner::execute(&mut store, session_id, &plan)?;
+    store.end_session(session_id, crate::session::unix_now_ns())?;
+    let begin = serde_json::json!({
+        "version": kbench_console::VERSION,
+        "kernel_release": rustix::system::uname().release().to_string_lossy(),
+        "proc_version": std::fs::read_to_string("/proc/version").unwrap_or_default().trim(),
+        "governor": governor,
+        "session": session,
+    });
+    console.write_lines(&emitter.lines(Kind::Begin, begin.to_string().as_bytes()));
+    for row in store.runs("guest")? {
+        let payload = serde_json::to_vec(&row.run)?;
+        console.write_lines(&emitter.lines(Kind::Record, &payload));
+    }
+    console.write_lines(&emitter.lines(Kind::End, b""));
+    Ok(())
+}
+
+fn plan(request: &BootRequest) -> anyhow::Result<Plan> {
+    let specs = request
+        .suite
+        .iter()
+        .map(|s| WorkloadSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    Ok(Plan {
+        specs,
+        stopping: Stopping::Runs(request.runs.max(1)),
+        warmup: request.warmup,
+        cpus: None,
+        seed: u64::from(std::process::id()) ^ crate::session::unix_now_ns(),
+        run_timeout: RUN_TIMEOUT,
+    })
+}
+
+/// The kernel gives /init the console as stdout and stderr: a progress bar or a
+/// message there would slow an emulated UART and mix with the framed lines, which go
+/// through [`Console`] alone.
+fn quiet_standard_streams() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdout(&null);
+        let _ = rustix::stdio::dup2_stderr(&null);
+    }
+}
+
+/// proc, sysfs, devtmpfs, cgroup2 and tmpfs; one already there (a devtmpfs the kernel
+/// mounted) is left as it is.
+fn mount_filesystems() {
+    use rustix::mount::{mount, MountFlags};
+    for (source, target, fstype) in [
+        ("proc", "/proc", "proc"),
+        ("sysfs", "/sys", "sysfs"),
+        ("devtmpfs", "/dev", "devtmpfs"),
+        ("tmpfs", "/tmp", "tmpfs"),
+        ("tmpfs", "/run", "tmpfs"),
+        ("cgroup2", "/sys/fs/cgroup", "cgroup2"),
+    ] {
+        let _ = std::fs::create_dir_all(target);
+        let _ = mount(source, target, fstype, MountFlags::empty(), None);
+    }
+}
+
+/// Sets every CPU's governor to performance where cpufreq exists; what was set, for the
+/// record (`none` without cpufreq, as in most guests).
+fn set_performance_governor() -> String {
+    let Ok(entries) = std::fs::read_dir("/sys/devices/system/cpu") else {
+        return "none".into();
+    };
+    let mut set = 0;
+    for entry in entries.flatten() {
+        let path = entry.path().join("cpufreq/scaling_governor");
+        if path.exists() && std::fs::write(&path, "performance").is_ok() {
+            set += 1;
+        }
+    }
+    if set == 0 {
+        "none".into()
+    } else {
+        format!("performance on {set} CPUs")
+    }
+}
+
+/// Where the framed lines go: /dev/console (the kernel's console, ttyS0 or ttyAMA0).
+struct Console(Option<std::fs::File>);
+
+impl Console {
+    fn open() -> Console {
+        Console(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/console")
+                .ok(),
+        )
+    }
+
+    /// Writes lines and waits for them to leave: output just before a power-off is
+    /// otherwise lost.
+    fn write_lines(&mut self, lines: &[String]) {
+        let Some(file) = self.0.as_mut() else {
+            return;
+        };
+        for line in lines {
+            let _ = file.write_all(line.as_bytes());
+            let _ = file.write_all(b"\r\n");
+        }
+        let _ = file.flush();
+        let _ = rustix::termios::tcdrain(&*file);
+    }
+}
+
+fn power_off() -> ! {
+    rustix::fs::sync();
+    loop {
+        let _ = rustix::system::reboot(rustix::system::RebootCommand::PowerOff);
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_says_what_to_run() {
+        let r = parse_cmdline(
+            "console=ttyS0 quiet panic=-1 kbench.session=ab12 kbench.suite=\"pipe:-l 2000;messaging:-g 1 -l 5\" kbench.runs=3",
+        )
+        .unwrap();
+        assert_eq!(r.nonce, "ab12");
+        assert_eq!(r.suite, ["pipe:-l 2000", "messaging:-g 1 -l 5"]);
+        assert_eq!((r.runs, r.warmup), (3, 1));
+        assert!(parse_cmdline("quiet").unwrap_err().contains("kbench.session"));
+        assert!(parse_cmdline("kbench.session=x kbench.runs=many").is_err());
+        let quick = parse_cmdline("kbench.session=x kbench.quick").unwrap();
+        assert!(quick.suite.len() > 1);
+    }
+}

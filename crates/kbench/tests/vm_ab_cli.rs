@@ -1,0 +1,201 @@
+//! `kbench vm-ab` end to end: two real Debian kernels (fetched by
+//! scripts/fetch-kernels.sh) booted under real qemu with this kbench as their /init,
+//! the results read back from the serial console and stored, boots as the units.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn kernel_cache() -> PathBuf {
+    std::env::var_os("KBENCH_KERNEL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kbench/kernels")
+        })
+}
+
+/// The cached 6.1 and 6.12 cloud kernel packages, or None (with a SKIP line) when the
+/// fetch script has not run or qemu is missing.
+fn kernels() -> Option<(PathBuf, PathBuf)> {
+    let debs: Vec<PathBuf> = std::fs::read_dir(kernel_cache())
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let find = |prefix: &str| {
+        debs.iter()
+            .find(|p| {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                name.starts_with(prefix) && name.ends_with(".deb")
+            })
+            .cloned()
+    };
+    let qemu = Command::new("qemu-system-x86_64").arg("--version").output().is_ok();
+    match (find("linux-image-6.1.0-"), find("linux-image-6.12."), qemu) {
+        (Some(a), Some(b), true) => Some((a, b)),
+        _ => {
+            eprintln!("SKIP: no cached kernels or no qemu (scripts/test.sh fetches and installs them)");
+            None
+        }
+    }
+}
+
+fn kbench(args: &[&str], db: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run kbench")
+}
+
+fn sessions(db: &Path) -> Vec<(String, Option<String>, Option<String>)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.label, s.boot_id, (SELECT r.error FROM runs r WHERE r.session_id = s.id AND r.error IS NOT NULL LIMIT 1)
+             FROM sessions s ORDER BY s.id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
+    let Some((a, b)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let out = kbench(
+        &[
+            "vm-ab",
+            "--kernel-a",
+            a.to_str().unwrap(),
+            "--kernel-b",
+            b.to_str().unwrap(),
+            "--boots",
+            "2",
+            "--suite",
+            "pipe:-l 500 --placement same-cpu",
+            "--runs",
+            "3",
+            "--format",
+            "json",
+        ],
+        &db,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("TCG"), "the TCG notice: {stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let base = report["base"]["label"].as_str().unwrap().to_string();
+    let new = report["new"]["label"].as_str().unwrap().to_string();
+    assert!(base.starts_with("vm-6.1.0-") && new.starts_with("vm-6.12."), "{base} {new}");
+    assert_eq!((report["base"]["boots"].as_u64(), report["new"]["boots"].as_u64()), (Some(2), Some(2)));
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "usecs_per_op")
+        .unwrap_or_else(|| panic!("no usecs_per_op row: {report}"));
+    assert_eq!(row["design"]["level"], "boot", "{row}");
+    assert_eq!((row["units_a"].as_u64(), row["units_b"].as_u64()), (Some(2), Some(2)));
+    let stored = sessions(&db);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    let labels: Vec<&str> = stored.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(labels, [base.as_str(), new.as_str(), new.as_str(), base.as_str()], "ABBA");
+    let mut boot_ids: Vec<&Option<String>> = stored.iter().map(|s| &s.1).collect();
+    boot_ids.dedup();
+    assert_eq!(boot_ids.len(), 4, "each boot its own boot id: {stored:?}");
+    assert!(stored.iter().all(|s| s.2.is_none()), "{stored:?}");
+    // The guest's own kernel release is in each session's environment.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let env: String = conn
+        .query_row("SELECT environment FROM sessions WHERE label = ?1", [&new], |r| r.get(0))
+        .unwrap();
+    assert!(env.contains(new.trim_start_matches("vm-")), "{env}");
+    let log: Vec<u8> = conn
+        .query_row("SELECT console_log FROM sessions LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    assert!(log.starts_with(&[0x1f, 0x8b]), "a gzip console log");
+}
+
+#[test]
+fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
+    let Some((a, b)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    // No init the kernel can run: it panics looking for a root file system.
+    let out = kbench(
+        &[
+            "vm-ab",
+            "--kernel-a",
+            a.to_str().unwrap(),
+            "--kernel-b",
+            b.to_str().unwrap(),
+            "--boots",
+            "1",
+            "--kernel-arg",
+            "rdinit=/nonexistent",
+            "--runs",
+            "1",
+        ],
+        &db,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let stored = sessions(&db);
+    assert_eq!(stored.len(), 2, "both boots kept: {stored:?}");
+    for (label, _, error) in &stored {
+        let error = error.as_deref().unwrap_or_default();
+        assert!(error.contains("the kernel died"), "{label}: {error}");
+    }
+}
+
+#[test]
+fn killing_kbench_leaves_no_qemu_and_an_intact_database() {
+    let Some((a, b)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(["vm-ab", "--kernel-a", a.to_str().unwrap(), "--kernel-b", b.to_str().unwrap()])
+        .args(["--boots", "2", "--runs", "50", "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let qemu = wait_for_child_named(child.id(), "qemu-system-x86", Duration::from_secs(60))
+        .expect("qemu started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Path::new(&format!("/proc/{qemu}")).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let state = std::fs::read_to_string(format!("/proc/{qemu}/stat")).unwrap_or_default();
+    assert!(state.is_empty() || state.contains(") Z "), "qemu {qemu} outlived kbench: {state}");
+    if db.exists() {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(check, "ok");
+    }
+}
+
+/// The pid of a child of `parent` whose name starts with `name`, once there is one.
+fn wait_for_child_named(parent: u32, name: &str, timeout: Duration) -> Option<u32> {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let Some((comm, rest)) = stat.split_once(") ") else { continue };
+            let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+            if ppid == Some(parent) && comm.rsplit('(').next().is_some_and(|c| c.starts_with(name)) {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
