@@ -244,9 +244,14 @@ mod tests {
     }
 
     #[test]
-    fn another_version_is_rejected() {
-        let line = render(&sample()).replacen("@KB1 ", "@KB2 ", 1);
-        assert_eq!(decode(&line), None);
+    fn another_version_is_rejected_even_with_a_good_crc() {
+        let line_with_good_crc =
+            |checked: &str| format!("{PREFIX}{checked}{:08x} -", checksum(checked, b""));
+        assert!(decode(&line_with_good_crc("1 boot-7f3a 12 REC 2/3 0 ")).is_some());
+        assert_eq!(
+            decode(&line_with_good_crc("2 boot-7f3a 12 REC 2/3 0 ")),
+            None
+        );
     }
 
     #[test]

@@ -56,6 +56,22 @@
 //! (panic, oops, BUG, KASAN, general protection fault, unhandled kernel fault) are
 //! kept in [`Parsed::panics`], because they explain why a capture ends early.
 //!
+//! # Using it
+//!
+//! On the writer side (kbench as `/init`), pick a nonce the host knows, for example
+//! one passed on the kernel command line, make one [`Emitter`] for the boot, and
+//! print every line [`Emitter::lines`] returns followed by a newline, in one write
+//! per line so printk is less likely to land inside it. Write `BEGIN` first and
+//! `END` last, after the last result.
+//!
+//! On the host, give the whole capture and the same nonce to [`parse`], then:
+//!
+//! - refuse the log if [`Parsed::other_nonces`] is not empty: the capture mixes
+//!   boots, and which one a result belongs to is a guess;
+//! - trust it as the whole run only if [`Parsed::complete`]; otherwise
+//!   [`Parsed::lost_messages`], [`Parsed::bad_lines`] and a missing `END` say how
+//!   much is missing, and [`Parsed::panics`] often says why.
+//!
 //! # Example
 //!
 //! ```
