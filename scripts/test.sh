@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # linux-perf: the reference for parity tests; strace: proves "nothing forked";
 # util-linux: taskset for pinning; man-db: renders `kbench manpage`; rt-tests: real
-# hackbench and cyclictest output.
-packages=(linux-perf strace util-linux man-db rt-tests)
+# hackbench and cyclictest output; cpio: GNU cpio reads back kbench's initramfs
+# images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests.
+packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -32,6 +33,20 @@ if ldd "$static_bin" 2>&1 | grep -q "=>"; then
 fi
 env -i "$static_bin" bench -f simple sched pipe -l 1000 >/dev/null
 echo "static binary: ok ($static_bin)"
+# kbench vm-ab's tests boot it as /init.
+KBENCH_STATIC_BIN=$PWD/$static_bin
+export KBENCH_STATIC_BIN
+
+# Real Debian kernel packages for kbench-boot's tests, downloaded once into the cache.
+KBENCH_KERNEL_CACHE=$(scripts/fetch-kernels.sh)
+export KBENCH_KERNEL_CACHE
+# The boot tests skip without kernels; here, where the network is there, they must run.
+for series in 6.1.0- 6.12.; do
+    if ! compgen -G "$KBENCH_KERNEL_CACHE/linux-image-${series}*.deb" >/dev/null; then
+        echo "test.sh: no linux-image-${series}* package in $KBENCH_KERNEL_CACHE" >&2
+        exit 1
+    fi
+done
 
 # Tests last, so the runner's summary closes the log.
 if cargo nextest --version >/dev/null 2>&1; then

@@ -270,7 +270,9 @@ mod tests {
         assert_eq!(r.nonce, "ab12");
         assert_eq!(r.suite, ["pipe:-l 2000", "messaging:-g 1 -l 5"]);
         assert_eq!((r.runs, r.warmup), (3, 1));
-        assert!(parse_cmdline("quiet").unwrap_err().contains("kbench.session"));
+        assert!(parse_cmdline("quiet")
+            .unwrap_err()
+            .contains("kbench.session"));
         assert!(parse_cmdline("kbench.session=x kbench.runs=many").is_err());
         let quick = parse_cmdline("kbench.session=x kbench.quick").unwrap();
         assert!(quick.suite.len() > 1);

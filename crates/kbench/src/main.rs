@@ -57,6 +57,8 @@ enum Command {
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
     Env(cmd::env::EnvArgs),
+    /// A reproducible initramfs with this kbench as /init, to boot a kernel under test.
+    Initramfs(cmd::initramfs::InitramfsArgs),
     /// The completion script for a shell: `kbench completions bash > /etc/bash_completion.d/kbench`.
     Completions(cmd::completions::CompletionsArgs),
     /// This manual page, in roff: `kbench manpage | man -l -`.
@@ -96,6 +98,7 @@ fn main() -> ExitCode {
         Command::Stat(args) => cmd::stat::run(args),
         Command::VmAb(args) => cmd::vm_ab::run(args),
         Command::Env(args) => cmd::env::run(args),
+        Command::Initramfs(args) => cmd::initramfs::run(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),
         Command::Manpage(args) => cmd::manpage::run(args, Cli::command()),
     };

@@ -53,6 +53,7 @@ const SUBCOMMANDS: &[&str] = &[
     "bench",
     "stat",
     "env",
+    "initramfs",
     "completions",
     "manpage",
 ];

@@ -9,13 +9,25 @@ fn kernel_cache() -> PathBuf {
     std::env::var_os("KBENCH_KERNEL_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kbench/kernels")
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/kbench/kernels")
         })
 }
 
+/// The static kbench scripts/test.sh builds, to boot as /init.
+fn static_kbench() -> Option<String> {
+    std::env::var("KBENCH_STATIC_BIN")
+        .ok()
+        .filter(|p| Path::new(p).exists())
+}
+
 /// The cached 6.1 and 6.12 cloud kernel packages, or None (with a SKIP line) when the
-/// fetch script has not run or qemu is missing.
+/// fetch script has not run, qemu is missing or no static kbench was built.
 fn kernels() -> Option<(PathBuf, PathBuf)> {
+    if static_kbench().is_none() {
+        eprintln!("SKIP: KBENCH_STATIC_BIN unset (scripts/test.sh builds and exports it)");
+        return None;
+    }
     let debs: Vec<PathBuf> = std::fs::read_dir(kernel_cache())
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -27,11 +39,16 @@ fn kernels() -> Option<(PathBuf, PathBuf)> {
             })
             .cloned()
     };
-    let qemu = Command::new("qemu-system-x86_64").arg("--version").output().is_ok();
+    let qemu = Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .is_ok();
     match (find("linux-image-6.1.0-"), find("linux-image-6.12."), qemu) {
         (Some(a), Some(b), true) => Some((a, b)),
         _ => {
-            eprintln!("SKIP: no cached kernels or no qemu (scripts/test.sh fetches and installs them)");
+            eprintln!(
+                "SKIP: no cached kernels or no qemu (scripts/test.sh fetches and installs them)"
+            );
             None
         }
     }
@@ -40,6 +57,8 @@ fn kernels() -> Option<(PathBuf, PathBuf)> {
 fn kbench(args: &[&str], db: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kbench"))
         .args(args)
+        .arg("--init")
+        .arg(static_kbench().unwrap())
         .arg("--db")
         .arg(db)
         .output()
@@ -89,8 +108,17 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let base = report["base"]["label"].as_str().unwrap().to_string();
     let new = report["new"]["label"].as_str().unwrap().to_string();
-    assert!(base.starts_with("vm-6.1.0-") && new.starts_with("vm-6.12."), "{base} {new}");
-    assert_eq!((report["base"]["boots"].as_u64(), report["new"]["boots"].as_u64()), (Some(2), Some(2)));
+    assert!(
+        base.starts_with("vm-6.1.0-") && new.starts_with("vm-6.12."),
+        "{base} {new}"
+    );
+    assert_eq!(
+        (
+            report["base"]["boots"].as_u64(),
+            report["new"]["boots"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
     let row = report["rows"]
         .as_array()
         .unwrap()
@@ -98,11 +126,18 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
         .find(|r| r["metric"] == "usecs_per_op")
         .unwrap_or_else(|| panic!("no usecs_per_op row: {report}"));
     assert_eq!(row["design"]["level"], "boot", "{row}");
-    assert_eq!((row["units_a"].as_u64(), row["units_b"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (row["units_a"].as_u64(), row["units_b"].as_u64()),
+        (Some(2), Some(2))
+    );
     let stored = sessions(&db);
     assert_eq!(stored.len(), 4, "{stored:?}");
     let labels: Vec<&str> = stored.iter().map(|s| s.0.as_str()).collect();
-    assert_eq!(labels, [base.as_str(), new.as_str(), new.as_str(), base.as_str()], "ABBA");
+    assert_eq!(
+        labels,
+        [base.as_str(), new.as_str(), new.as_str(), base.as_str()],
+        "ABBA"
+    );
     let mut boot_ids: Vec<&Option<String>> = stored.iter().map(|s| &s.1).collect();
     boot_ids.dedup();
     assert_eq!(boot_ids.len(), 4, "each boot its own boot id: {stored:?}");
@@ -110,7 +145,11 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     // The guest's own kernel release is in each session's environment.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let env: String = conn
-        .query_row("SELECT environment FROM sessions WHERE label = ?1", [&new], |r| r.get(0))
+        .query_row(
+            "SELECT environment FROM sessions WHERE label = ?1",
+            [&new],
+            |r| r.get(0),
+        )
         .unwrap();
     assert!(env.contains(new.trim_start_matches("vm-")), "{env}");
     let log: Vec<u8> = conn
@@ -141,7 +180,12 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
         ],
         &db,
     );
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stored = sessions(&db);
     assert_eq!(stored.len(), 2, "both boots kept: {stored:?}");
     for (label, _, error) in &stored {
@@ -156,8 +200,22 @@ fn killing_kbench_leaves_no_qemu_and_an_intact_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(["vm-ab", "--kernel-a", a.to_str().unwrap(), "--kernel-b", b.to_str().unwrap()])
-        .args(["--boots", "2", "--runs", "50", "--db"])
+        .args([
+            "vm-ab",
+            "--kernel-a",
+            a.to_str().unwrap(),
+            "--kernel-b",
+            b.to_str().unwrap(),
+        ])
+        .args([
+            "--boots",
+            "2",
+            "--runs",
+            "50",
+            "--init",
+            &static_kbench().unwrap(),
+            "--db",
+        ])
         .arg(&db)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -172,10 +230,15 @@ fn killing_kbench_leaves_no_qemu_and_an_intact_database() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let state = std::fs::read_to_string(format!("/proc/{qemu}/stat")).unwrap_or_default();
-    assert!(state.is_empty() || state.contains(") Z "), "qemu {qemu} outlived kbench: {state}");
+    assert!(
+        state.is_empty() || state.contains(") Z "),
+        "qemu {qemu} outlived kbench: {state}"
+    );
     if db.exists() {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(check, "ok");
     }
 }
@@ -189,9 +252,15 @@ fn wait_for_child_named(parent: u32, name: &str, timeout: Duration) -> Option<u3
                 continue;
             };
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let Some((comm, rest)) = stat.split_once(") ") else { continue };
-            let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
-            if ppid == Some(parent) && comm.rsplit('(').next().is_some_and(|c| c.starts_with(name)) {
+            let Some((comm, rest)) = stat.split_once(") ") else {
+                continue;
+            };
+            let ppid = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok());
+            if ppid == Some(parent) && comm.rsplit('(').next().is_some_and(|c| c.starts_with(name))
+            {
                 return Some(pid);
             }
         }

@@ -51,6 +51,10 @@ pub struct VmAbArgs {
     /// An extra qemu argument (repeatable).
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub qemu_arg: Vec<String>,
+    /// The kbench to boot as /init: a static build (scripts/build-static.sh) [default:
+    /// this one, if it is static].
+    #[arg(long, value_name = "PATH")]
+    pub init: Option<PathBuf>,
     /// The qemu binary.
     #[arg(long, default_value = "qemu-system-x86_64")]
     pub qemu: String,
@@ -99,11 +103,18 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         return usage("the two kernels need different labels (--label-a, --label-b)");
     }
     let initrd = work.path().join("initramfs.cpio.gz");
-    std::fs::write(&initrd, initramfs()?)?;
+    std::fs::write(&initrd, initramfs(args.init.as_deref())?)?;
     let accel = accel(&args.accel);
     if args.dry_run {
         for (boot, s) in order(args.boots) {
-            let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &format!("DRYRUN{boot}"), Path::new("console.log"));
+            let cmd = qemu_command(
+                &args,
+                &accel,
+                &sides[s],
+                &initrd,
+                &format!("DRYRUN{boot}"),
+                Path::new("console.log"),
+            );
             outln!("{}", shell_words(&cmd));
         }
         return Ok(0);
@@ -117,7 +128,12 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         let nonce = nonce(boot);
         let log = work.path().join(format!("boot{boot}.log"));
         let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &nonce, &log);
-        eprintln!("kbench: boot {} of {} ({})", boot + 1, 2 * args.boots, sides[s].label);
+        eprintln!(
+            "kbench: boot {} of {} ({})",
+            boot + 1,
+            2 * args.boots,
+            sides[s].label
+        );
         let end = boot_once(cmd, Duration::from_secs(args.boot_timeout))?;
         let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
         if !store_boot(&mut store, &sides[s], &nonce, &text, end, &accel)? {
@@ -155,9 +171,19 @@ fn side(path: &Path, label: Option<&str>, work: &Path, name: &str) -> anyhow::Re
     })
 }
 
-/// This kbench as /init.
-fn initramfs() -> anyhow::Result<Vec<u8>> {
-    let exe = std::fs::read(std::env::current_exe()?)?;
+/// `init` (else this kbench) as /init; a dynamically linked one could not start there.
+fn initramfs(init: Option<&Path>) -> anyhow::Result<Vec<u8>> {
+    let path = match init {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_exe()?,
+    };
+    let exe = std::fs::read(&path).or_else(|e| usage(format!("--init {}: {e}", path.display())))?;
+    if kbench_boot::elf::needs_interpreter(&exe) != Some(false) {
+        return usage(format!(
+            "{} is not a static executable, so it cannot run as /init: build one with scripts/build-static.sh and pass it as --init",
+            path.display()
+        ));
+    }
     Ok(kbench_boot::initramfs::Initramfs::with_init(exe).to_gzip())
 }
 
@@ -252,7 +278,9 @@ fn shell_words(cmd: &Command) -> String {
 /// Starts qemu, so that it dies with kbench, and waits for it at most `timeout`.
 fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<BootEnd> {
     use std::os::unix::process::CommandExt;
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
     // SAFETY: runs in the forked child before exec and calls only prctl, which is
     // async-signal-safe; it allocates nothing and touches no lock.
     unsafe {
@@ -263,9 +291,11 @@ fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<BootEnd> {
             Ok(())
         });
     }
-    let mut child = cmd
-        .spawn()
-        .or_else(|e| usage(format!("cannot start qemu ({e}): install qemu-system-x86 or pass --qemu")))?;
+    let mut child = cmd.spawn().or_else(|e| {
+        usage(format!(
+            "cannot start qemu ({e}): install qemu-system-x86 or pass --qemu"
+        ))
+    })?;
     wait_at_most(&mut child, timeout)
 }
 
@@ -316,7 +346,14 @@ fn store_boot(
         .as_ref()
         .and_then(|b| b["kernel_release"].as_str())
         .map(str::to_string);
-    let failure = boot_failure(&parsed, &end, begin.is_some(), guest_error, release.as_deref(), &side.image.release);
+    let failure = boot_failure(
+        &parsed,
+        &end,
+        begin.is_some(),
+        guest_error,
+        release.as_deref(),
+        &side.image.release,
+    );
     let mut session = begin
         .as_ref()
         .and_then(|b| serde_json::from_value::<NewSession>(b["session"].clone()).ok())
@@ -327,14 +364,25 @@ fn store_boot(
         });
     session.label = side.label.clone();
     session.kind = "vm-ab".into();
-    session.command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    session.command_line = session::command_line();
     if let Some(env) = session.environment.as_mut().and_then(|e| e.as_object_mut()) {
+        // Every boot has its own nonce: it proves the log's origin, and is no
+        // difference between the kernels' environments.
+        if let Some(cmdline) = env.get("cmdline").and_then(|c| c.as_str()) {
+            let kept: Vec<&str> = cmdline
+                .split(' ')
+                .filter(|w| !w.starts_with("kbench.session="))
+                .collect();
+            env.insert("cmdline".into(), kept.join(" ").into());
+        }
         env.insert("vm_accel".into(), accel.into());
         if accel == "tcg" {
             env.insert("vm_notice".into(), TCG_NOTICE.into());
         }
     }
-    let id = store.begin_session(&session).map_err(session::store_error)?;
+    let id = store
+        .begin_session(&session)
+        .map_err(session::store_error)?;
     store
         .set_console_log(id, &gzip(log.as_bytes()))
         .map_err(session::store_error)?;
@@ -352,7 +400,9 @@ fn store_boot(
                 exit_status: Some(1),
                 ..StoredRun::default()
             };
-            store.insert_run(id, &failed).map_err(session::store_error)?;
+            store
+                .insert_run(id, &failed)
+                .map_err(session::store_error)?;
         }
     }
     store

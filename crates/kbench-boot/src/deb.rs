@@ -1,0 +1,190 @@
+//! The kernel out of a Debian `linux-image-*.deb`, or a kernel image file as is.
+//!
+//! A .deb is an `ar` archive of `debian-binary`, `control.tar.*` and `data.tar.*`;
+//! the kernel is `/boot/vmlinuz-RELEASE` in the data tarball, its configuration
+//! `/boot/config-RELEASE`.
+
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+const AR_MAGIC: &[u8] = b"!<arch>\n";
+/// x86 boot protocol: the setup header's magic and where the version string's offset is.
+const BZIMAGE_MAGIC_OFFSET: usize = 0x202;
+const BZIMAGE_MAGIC: &[u8] = b"HdrS";
+const BZIMAGE_VERSION_POINTER: usize = 0x20e;
+/// The version pointer counts from the end of the 512-byte boot sector.
+const BZIMAGE_VERSION_BASE: usize = 0x200;
+/// arm64's Image header (Documentation/arch/arm64/booting.rst): "ARM\x64" at 0x38.
+const ARM64_MAGIC_OFFSET: usize = 0x38;
+const ARM64_MAGIC: &[u8] = b"ARM\x64";
+
+const KERNEL_PREFIX: &str = "boot/vmlinuz-";
+const CONFIG_PREFIX: &str = "boot/config-";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelImage {
+    /// `uname -r` of the kernel; empty when a bare image does not say.
+    pub release: String,
+    pub kernel: Vec<u8>,
+    pub config: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DebError {
+    #[error("not a Debian package (no ar archive header)")]
+    NotADeb,
+    #[error("not a kernel: neither a Debian package, an x86 bzImage nor an arm64 Image")]
+    NotAKernel,
+    #[error("broken Debian package: {0}")]
+    Corrupt(String),
+    #[error("the package has no data.tar member")]
+    NoData,
+    #[error("unsupported compression of the package's {0}")]
+    UnsupportedCompression(String),
+    #[error("the package has no /boot/vmlinuz-*: not a linux-image package?")]
+    NoKernel,
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// The kernel, its release and its config from the bytes of a linux-image .deb.
+pub fn kernel_from_deb(bytes: &[u8]) -> Result<KernelImage, DebError> {
+    if !bytes.starts_with(AR_MAGIC) {
+        return Err(DebError::NotADeb);
+    }
+    let (member, compressed) = data_member(bytes)?;
+    let tarball = decompress(&member, &compressed)?;
+    kernel_from_tarball(&tarball)
+}
+
+/// A .deb, or a kernel image (bzImage, arm64 Image) taken as is; a bzImage's release
+/// comes from its header, an Image's is left empty.
+pub fn kernel_from_path(path: &Path) -> Result<KernelImage, DebError> {
+    let bytes = std::fs::read(path).map_err(|source| DebError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    if bytes.starts_with(AR_MAGIC) {
+        return kernel_from_deb(&bytes);
+    }
+    if has_magic(&bytes, BZIMAGE_MAGIC_OFFSET, BZIMAGE_MAGIC) {
+        let release = bzimage_release(&bytes).unwrap_or_default();
+        return Ok(bare_image(release, bytes));
+    }
+    if has_magic(&bytes, ARM64_MAGIC_OFFSET, ARM64_MAGIC) {
+        return Ok(bare_image(String::new(), bytes));
+    }
+    Err(DebError::NotAKernel)
+}
+
+/// The release a bzImage announces, the first word of its version string
+/// ("6.1.0-57-cloud-amd64 (debian-kernel@...) #1 SMP ...").
+pub fn bzimage_release(image: &[u8]) -> Option<String> {
+    if !has_magic(image, BZIMAGE_MAGIC_OFFSET, BZIMAGE_MAGIC) {
+        return None;
+    }
+    let pointer = image.get(BZIMAGE_VERSION_POINTER..BZIMAGE_VERSION_POINTER + 2)?;
+    let offset = u16::from_le_bytes([pointer[0], pointer[1]]) as usize;
+    // Old boot protocols leave the pointer 0: no version string.
+    if offset == 0 {
+        return None;
+    }
+    let text = image.get(offset + BZIMAGE_VERSION_BASE..)?;
+    let end = text.iter().position(|&b| b == 0)?;
+    let version = std::str::from_utf8(&text[..end]).ok()?;
+    version.split_whitespace().next().map(str::to_string)
+}
+
+fn bare_image(release: String, kernel: Vec<u8>) -> KernelImage {
+    KernelImage {
+        release,
+        kernel,
+        config: None,
+    }
+}
+
+fn has_magic(bytes: &[u8], offset: usize, magic: &[u8]) -> bool {
+    bytes.get(offset..offset + magic.len()) == Some(magic)
+}
+
+/// The `data.tar.*` member's name and bytes.
+fn data_member(bytes: &[u8]) -> Result<(String, Vec<u8>), DebError> {
+    let mut archive = ar::Archive::new(bytes);
+    while let Some(entry) = archive.next_entry() {
+        let mut entry = entry.map_err(|e| DebError::Corrupt(format!("ar archive: {e}")))?;
+        let name = String::from_utf8_lossy(entry.header().identifier()).into_owned();
+        if name.starts_with("data.tar") {
+            let mut data = Vec::new();
+            entry
+                .read_to_end(&mut data)
+                .map_err(|e| DebError::Corrupt(format!("{name}: {e}")))?;
+            return Ok((name, data));
+        }
+    }
+    Err(DebError::NoData)
+}
+
+/// The tarball inside `data.tar.{xz,zst,gz}` (or a plain `data.tar`).
+fn decompress(member: &str, compressed: &[u8]) -> Result<Vec<u8>, DebError> {
+    let corrupt = |e: &dyn std::fmt::Display| DebError::Corrupt(format!("{member}: {e}"));
+    let mut out = Vec::new();
+    match member.strip_prefix("data.tar").unwrap_or(member) {
+        "" => out.extend_from_slice(compressed),
+        ".xz" => lzma_rs::xz_decompress(&mut Cursor::new(compressed), &mut out)
+            .map_err(|e| corrupt(&e))?,
+        ".zst" => {
+            let mut decoder =
+                ruzstd::decoding::StreamingDecoder::new(compressed).map_err(|e| corrupt(&e))?;
+            decoder.read_to_end(&mut out).map_err(|e| corrupt(&e))?;
+        }
+        ".gz" => {
+            flate2::read::GzDecoder::new(compressed)
+                .read_to_end(&mut out)
+                .map_err(|e| corrupt(&e))?;
+        }
+        _ => return Err(DebError::UnsupportedCompression(member.to_string())),
+    }
+    Ok(out)
+}
+
+fn kernel_from_tarball(tarball: &[u8]) -> Result<KernelImage, DebError> {
+    let corrupt = |e: std::io::Error| DebError::Corrupt(format!("data tarball: {e}"));
+    let mut kernel = None;
+    let mut config = None;
+    let mut archive = tar::Archive::new(tarball);
+    for entry in archive.entries().map_err(corrupt)? {
+        let mut entry = entry.map_err(corrupt)?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .map_err(corrupt)?
+            .to_string_lossy()
+            .into_owned();
+        // Debian's tarballs name members "./boot/...".
+        let path = path.trim_start_matches("./").trim_start_matches('/');
+        if let Some(release) = path.strip_prefix(KERNEL_PREFIX) {
+            let release = release.to_string();
+            kernel = Some((release, read_entry(&mut entry).map_err(corrupt)?));
+        } else if path.starts_with(CONFIG_PREFIX) {
+            let bytes = read_entry(&mut entry).map_err(corrupt)?;
+            config = Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    let (release, kernel) = kernel.ok_or(DebError::NoKernel)?;
+    Ok(KernelImage {
+        release,
+        kernel,
+        config,
+    })
+}
+
+fn read_entry(entry: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    entry.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}

@@ -1,0 +1,105 @@
+//! Real Debian kernel packages, fetched by scripts/fetch-kernels.sh into
+//! `${KBENCH_KERNEL_CACHE:-$HOME/.cache/kbench/kernels}`.
+use kbench_boot::{kernel_from_deb, kernel_from_path, DebError};
+use std::path::PathBuf;
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("KBENCH_KERNEL_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/kbench/kernels")
+        }
+    }
+}
+
+/// The cached linux-image debs; empty (and a SKIP line) when none were fetched.
+fn kernel_debs() -> Vec<PathBuf> {
+    let mut debs: Vec<PathBuf> = std::fs::read_dir(cache_dir())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("linux-image-") && name.ends_with(".deb")
+        })
+        .collect();
+    debs.sort();
+    if debs.is_empty() {
+        eprintln!(
+            "SKIP: no kernel .deb in {} (run scripts/fetch-kernels.sh)",
+            cache_dir().display()
+        );
+    }
+    debs
+}
+
+/// "linux-image-6.1.0-57-cloud-amd64_6.1.192-3_amd64.deb" -> "6.1.0-57-cloud-amd64".
+fn release_in_file_name(deb: &std::path::Path) -> String {
+    let name = deb.file_name().unwrap().to_string_lossy();
+    let package = name.split('_').next().unwrap();
+    package.strip_prefix("linux-image-").unwrap().to_string()
+}
+
+#[test]
+fn real_debs_give_kernel_release_and_config() {
+    for deb in kernel_debs() {
+        let image = kernel_from_deb(&std::fs::read(&deb).unwrap()).unwrap();
+        assert_eq!(
+            image.release,
+            release_in_file_name(&deb),
+            "{}",
+            deb.display()
+        );
+        assert_eq!(&image.kernel[0x202..0x206], b"HdrS", "{}", deb.display());
+        let config = image.config.expect("a config");
+        assert!(config.contains("CONFIG_"), "{}", deb.display());
+        // The bzImage's own header names the same release; a bare image is read as is.
+        let dir = tempfile::tempdir().unwrap();
+        let bare = dir.path().join("vmlinuz");
+        std::fs::write(&bare, &image.kernel).unwrap();
+        let from_file = kernel_from_path(&bare).unwrap();
+        assert_eq!(from_file.release, image.release);
+        assert_eq!(from_file.kernel, image.kernel);
+        assert_eq!(from_file.config, None);
+    }
+}
+
+#[test]
+fn a_truncated_deb_is_a_clear_error() {
+    let Some(deb) = kernel_debs().into_iter().next() else {
+        return;
+    };
+    let bytes = std::fs::read(&deb).unwrap();
+    let error = kernel_from_deb(&bytes[..bytes.len() / 2]).unwrap_err();
+    assert!(matches!(error, DebError::Corrupt(_)), "{error:?}");
+    assert!(
+        error.to_string().starts_with("broken Debian package: "),
+        "{error}"
+    );
+}
+
+#[test]
+fn garbage_is_not_a_deb_nor_a_kernel() {
+    let garbage: Vec<u8> = (0..10_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    assert!(matches!(kernel_from_deb(&garbage), Err(DebError::NotADeb)));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("garbage");
+    std::fs::write(&path, &garbage).unwrap();
+    let error = kernel_from_path(&path).unwrap_err();
+    assert!(matches!(error, DebError::NotAKernel), "{error:?}");
+}
+
+#[test]
+fn an_ar_archive_without_data_is_no_kernel_package() {
+    // A real ar archive made by binutils' `ar`, holding only a debian-binary.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("debian-binary"), "2.0\n").unwrap();
+    let status = std::process::Command::new("ar")
+        .args(["rc", "x.deb", "debian-binary"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bytes = std::fs::read(dir.path().join("x.deb")).unwrap();
+    assert!(matches!(kernel_from_deb(&bytes), Err(DebError::NoData)));
+}
