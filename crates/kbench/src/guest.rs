@@ -128,6 +128,7 @@ fn read_nonce() -> Option<String> {
 
 fn boot_and_run(console: &mut Console) -> anyhow::Result<()> {
     mount_filesystems();
+    let init_started = uptime_s();
     quiet_standard_streams();
     let cmdline = std::fs::read_to_string("/proc/cmdline")?;
     let request = parse_cmdline(&cmdline).map_err(anyhow::Error::msg)?;
@@ -139,13 +140,23 @@ fn boot_and_run(console: &mut Console) -> anyhow::Result<()> {
     session.command_line = cmdline.trim().to_string();
     let session_id = store.begin_session(&session)?;
     let plan = plan(&request)?;
+    let suite_started = uptime_s();
     runner::execute(&mut store, session_id, &plan)?;
+    let suite_ended = uptime_s();
     store.end_session(session_id, crate::session::unix_now_ns())?;
     let begin = serde_json::json!({
         "version": kbench_console::VERSION,
         "kernel_release": rustix::system::uname().release().to_string_lossy(),
         "proc_version": std::fs::read_to_string("/proc/version").unwrap_or_default().trim(),
         "governor": governor,
+        // Seconds since the kernel started: kbench's own cost per boot is the time
+        // from /init to the first run and from the last run to here.
+        "uptime_s": {
+            "init": init_started,
+            "suite_start": suite_started,
+            "suite_end": suite_ended,
+            "results": uptime_s(),
+        },
         "session": session,
     });
     console.write_lines(&emitter.lines(Kind::Begin, begin.to_string().as_bytes()));
@@ -172,6 +183,12 @@ fn plan(request: &BootRequest) -> anyhow::Result<Plan> {
         seed: u64::from(std::process::id()) ^ crate::session::unix_now_ns(),
         run_timeout: RUN_TIMEOUT,
     })
+}
+
+/// Seconds since boot (`/proc/uptime`), when it can be read.
+fn uptime_s() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/uptime").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// The kernel gives /init the console as stdout and stderr: a progress bar or a

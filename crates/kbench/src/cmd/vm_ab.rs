@@ -376,6 +376,9 @@ fn store_boot(
             env.insert("cmdline".into(), kept.join(" ").into());
         }
         env.insert("vm_accel".into(), accel.into());
+        if let Some(uptime) = begin.as_ref().map(|b| b["uptime_s"].clone()) {
+            env.insert("vm_uptime_s".into(), uptime);
+        }
         if accel == "tcg" {
             env.insert("vm_notice".into(), TCG_NOTICE.into());
         }
