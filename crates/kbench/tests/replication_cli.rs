@@ -39,11 +39,13 @@ fn session(db: &Path, label: &str) {
     ok(db, &["run", "--quick", "--runs", RUNS, "--label", label]);
 }
 
-fn claims(report: &serde_json::Value) -> Vec<String> {
+/// The rows that `keep` accepts and that claim a change.
+fn claims(report: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<String> {
     report["rows"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| keep(r))
         .filter(|r| {
             matches!(
                 r["verdict"].as_str(),
@@ -95,9 +97,9 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     session(&db, "second");
     let uncalibrated = json(&db, &["compare", "first", "second", "--format", "json"]);
     assert!(
-        claims(&uncalibrated).is_empty(),
+        claims(&uncalibrated, |_| true).is_empty(),
         "{:?}",
-        claims(&uncalibrated)
+        claims(&uncalibrated, |_| true)
     );
     let primary = uncalibrated["rows"]
         .as_array()
@@ -137,7 +139,7 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     );
     assert!(shown.lines().all(|l| l.chars().count() <= 80), "{shown}");
 
-    let mut all_claims = Vec::new();
+    let (mut all_claims, mut primary_claims, mut rows) = (Vec::new(), Vec::new(), 0);
     for pair in 1..=3 {
         let (a, b) = (format!("aa{pair}a"), format!("aa{pair}b"));
         session(&db, &a);
@@ -147,14 +149,24 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
             report["calibration"].is_object(),
             "calibration not used: {report}"
         );
-        let found = claims(&report);
+        let found = claims(&report, |_| true);
         eprintln!(
             "A/A pair {pair}: {} rows, claims {found:?}",
             report["rows"].as_array().unwrap().len()
         );
+        rows += report["rows"].as_array().unwrap().len();
         all_claims.extend(found);
+        primary_claims.extend(claims(&report, |r| r["role"] == "primary"));
     }
-    assert!(all_claims.is_empty(), "A/A claims: {all_claims:?}");
+    // No headline figure may claim a change between identical sessions. Over the
+    // hundred-odd rows of three pairs, one claim of a secondary row is within what a 5%
+    // test per row, Benjamini-Hochberg within a report and a ten-session calibration
+    // allow; a miscalibrated noise model makes many.
+    assert!(primary_claims.is_empty(), "A/A claims: {primary_claims:?}");
+    assert!(
+        all_claims.len() <= 1,
+        "A/A claims in {rows} rows: {all_claims:?}"
+    );
 
     // The same suite beside a CPU hog on CPU 1, the wakee's and IPI target's CPU: it
     // no longer idles, so wakes skip the idle exit and the IPI round trip has no peer
@@ -198,5 +210,9 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
             "json",
         ],
     );
-    assert!(claims(&bare).is_empty(), "{:?}", claims(&bare));
+    assert!(
+        claims(&bare, |_| true).is_empty(),
+        "{:?}",
+        claims(&bare, |_| true)
+    );
 }

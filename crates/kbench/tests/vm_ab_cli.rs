@@ -152,6 +152,19 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
         )
         .unwrap();
     assert!(env.contains(new.trim_start_matches("vm-")), "{env}");
+    let env: serde_json::Value = serde_json::from_str(&env).unwrap();
+    assert!(
+        env["proc_version"].as_str().unwrap().contains("gcc"),
+        "the compiler line: {env}"
+    );
+    assert!(
+        env["vm_accel"] == "tcg" && env["vm_notice"].is_string(),
+        "{env}"
+    );
+    assert!(
+        !env["cmdline"].as_str().unwrap().contains("kbench.session="),
+        "{env}"
+    );
     let log: Vec<u8> = conn
         .query_row("SELECT console_log FROM sessions LIMIT 1", [], |r| r.get(0))
         .unwrap();

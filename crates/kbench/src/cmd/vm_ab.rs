@@ -376,8 +376,20 @@ fn store_boot(
             env.insert("cmdline".into(), kept.join(" ").into());
         }
         env.insert("vm_accel".into(), accel.into());
-        if let Some(uptime) = begin.as_ref().map(|b| b["uptime_s"].clone()) {
-            env.insert("vm_uptime_s".into(), uptime);
+        // What the guest said of itself beyond the snapshot: its compiler line (which
+        // /proc/version has), the governor it set, and its uptimes.
+        for (from, to) in [
+            ("uptime_s", "vm_uptime_s"),
+            ("proc_version", "proc_version"),
+            ("governor", "vm_governor"),
+        ] {
+            if let Some(value) = begin
+                .as_ref()
+                .map(|b| b[from].clone())
+                .filter(|v| !v.is_null())
+            {
+                env.insert(to.into(), value);
+            }
         }
         if accel == "tcg" {
             env.insert("vm_notice".into(), TCG_NOTICE.into());
