@@ -51,6 +51,8 @@ enum Command {
     Import(cmd::import::ImportArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
     Bench(cmd::bench::BenchArgs),
+    /// The boots in a board's serial capture or a LAVA job log, checked as vm-ab checks its own.
+    ImportConsole(cmd::import_console::ImportConsoleArgs),
     /// Two kernels booted alternately under qemu, kbench as their /init: the verdict with boots as units.
     VmAb(cmd::vm_ab::VmAbArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Import(args) => cmd::import::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::VmAb(args) => cmd::vm_ab::run(args),
+        Command::ImportConsole(args) => cmd::import_console::run(args),
         Command::Env(args) => cmd::env::run(args),
         Command::Initramfs(args) => cmd::initramfs::run(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),

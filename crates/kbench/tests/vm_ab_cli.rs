@@ -169,6 +169,87 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
         .query_row("SELECT console_log FROM sessions LIMIT 1", [], |r| r.get(0))
         .unwrap();
     assert!(log.starts_with(&[0x1f, 0x8b]), "a gzip console log");
+    // The first session is the first boot: kernel A.
+    import_console_reads_the_same_boot(&log, dir.path(), base.trim_start_matches("vm-"));
+}
+
+/// A boot's console log, as a board's serial capture and as a LAVA job log, imported
+/// with the checks vm-ab applies; a printk spliced into a record loses that record.
+fn import_console_reads_the_same_boot(gzip: &[u8], dir: &Path, release: &str) {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gzip), &mut text).unwrap();
+    let db = dir.join("boards.db");
+    let import = |name: &str, content: &str, label: &str| -> Output {
+        let file = dir.join(name);
+        std::fs::write(&file, content).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_kbench"))
+            .args(["import-console", file.to_str().unwrap(), "--label", label])
+            .args(["--db", db.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = import("serial.log", &text, "board");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lava: String = text
+        .lines()
+        .map(|l| {
+            format!(
+                "- {{dt: 2026-12-01T12:00:00.000000, lvl: target, msg: '{}'}}\n",
+                l.replace('\'', "''")
+            )
+        })
+        .collect();
+    let out = import("job.yaml", &lava, "lava");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first_record = text
+        .lines()
+        .position(|l| l.contains(" REC "))
+        .expect("a record line");
+    let spliced: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == first_record {
+                let (a, b) = l.split_at(l.len() / 2);
+                format!("{a}[    3.141592] random: crng init done\n{b}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let out = import("spliced.log", &spliced, "spliced");
+    assert_eq!(out.status.code(), Some(1), "a lost record fails the boot");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let measured = |label: &str| -> i64 {
+        conn.query_row(
+            "SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
+             WHERE s.label = ?1 AND r.error IS NULL AND r.warmup = 0",
+            [label],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert!(measured("board") > 0 && measured("board") == measured("lava"));
+    assert_eq!(measured("spliced"), 0);
+    let env: String = conn
+        .query_row(
+            "SELECT environment FROM sessions WHERE label = 'board'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(env.contains(release), "{env}");
+    let garbage = import("noise.log", "[    0.000000] Linux version 6.1\n", "noise");
+    assert_eq!(garbage.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&garbage.stderr).lines().count(), 1);
 }
 
 #[test]

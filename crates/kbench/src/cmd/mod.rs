@@ -8,6 +8,7 @@ pub mod env;
 pub mod exec;
 pub mod export;
 pub mod import;
+pub mod import_console;
 pub mod initramfs;
 pub mod list;
 pub mod manpage;

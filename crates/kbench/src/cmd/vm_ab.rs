@@ -136,7 +136,20 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         );
         let end = boot_once(cmd, Duration::from_secs(args.boot_timeout))?;
         let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
-        if !store_boot(&mut store, &sides[s], &nonce, &text, end, &accel)? {
+        let target = BootTarget {
+            label: &sides[s].label,
+            expected_release: &sides[s].image.release,
+            accel: Some(&accel),
+            kind: "vm-ab",
+            shared_log: false,
+        };
+        if !store_boot(
+            &mut store,
+            &target,
+            &nonce,
+            &text,
+            matches!(end, BootEnd::TimedOut),
+        )? {
             failed += 1;
         }
     }
@@ -314,16 +327,29 @@ fn wait_at_most(child: &mut Child, timeout: Duration) -> anyhow::Result<BootEnd>
     }
 }
 
+/// Where the sessions of booted kernels are stored, and what their logs must show.
+pub struct BootTarget<'a> {
+    pub label: &'a str,
+    /// The kernel release the boot must report; empty when unknown.
+    pub expected_release: &'a str,
+    /// qemu's accelerator, for a boot kbench started itself.
+    pub accel: Option<&'a str>,
+    /// The session kind: `vm-ab`, `console`.
+    pub kind: &'a str,
+    /// The log holds other boots too (a board's capture of several): their lines are
+    /// no reason to refuse this one's.
+    pub shared_log: bool,
+}
+
 /// Stores one boot: its session with the guest's environment and runs when its log is
 /// intact and of this boot, else a failed session with the reason. True when it
 /// succeeded. The console log is kept with the session either way.
-fn store_boot(
+pub fn store_boot(
     store: &mut Store,
-    side: &Side,
+    target: &BootTarget<'_>,
     nonce: &str,
     log: &str,
-    end: BootEnd,
-    accel: &str,
+    timed_out: bool,
 ) -> anyhow::Result<bool> {
     let parsed = kbench_console::parse(log, nonce);
     let begin = parsed
@@ -346,13 +372,19 @@ fn store_boot(
         .as_ref()
         .and_then(|b| b["kernel_release"].as_str())
         .map(str::to_string);
+    let foreign = if target.shared_log {
+        Vec::new()
+    } else {
+        parsed.other_nonces.clone()
+    };
     let failure = boot_failure(
         &parsed,
-        &end,
+        &foreign,
+        timed_out,
         begin.is_some(),
         guest_error,
         release.as_deref(),
-        &side.image.release,
+        target.expected_release,
     );
     let mut session = begin
         .as_ref()
@@ -362,8 +394,8 @@ fn store_boot(
             started_unix_ns: session::unix_now_ns(),
             ..NewSession::default()
         });
-    session.label = side.label.clone();
-    session.kind = "vm-ab".into();
+    session.label = target.label.to_string();
+    session.kind = target.kind.into();
     session.command_line = session::command_line();
     if let Some(env) = session.environment.as_mut().and_then(|e| e.as_object_mut()) {
         // Every boot has its own nonce: it proves the log's origin, and is no
@@ -375,7 +407,9 @@ fn store_boot(
                 .collect();
             env.insert("cmdline".into(), kept.join(" ").into());
         }
-        env.insert("vm_accel".into(), accel.into());
+        if let Some(accel) = target.accel {
+            env.insert("vm_accel".into(), accel.into());
+        }
         // What the guest said of itself beyond the snapshot: its compiler line (which
         // /proc/version has), the governor it set, and its uptimes.
         for (from, to) in [
@@ -391,7 +425,7 @@ fn store_boot(
                 env.insert(to.into(), value);
             }
         }
-        if accel == "tcg" {
+        if target.accel == Some("tcg") {
             env.insert("vm_notice".into(), TCG_NOTICE.into());
         }
     }
@@ -408,7 +442,7 @@ fn store_boot(
             }
         }
         Some(reason) => {
-            eprintln!("kbench: boot of {} failed: {reason}", side.label);
+            eprintln!("kbench: boot of {} failed: {reason}", target.label);
             let failed = StoredRun {
                 workload: "boot".into(),
                 error: Some(reason.clone()),
@@ -429,16 +463,17 @@ fn store_boot(
 /// Why a boot's results cannot be used, if they cannot.
 fn boot_failure(
     parsed: &kbench_console::Parsed,
-    end: &BootEnd,
+    foreign_nonces: &[String],
+    timed_out: bool,
     begun: bool,
     guest_error: Option<String>,
     release: Option<&str>,
     expected_release: &str,
 ) -> Option<String> {
-    if !parsed.other_nonces.is_empty() {
+    if !foreign_nonces.is_empty() {
         return Some(format!(
             "the console log is of another boot (nonce {})",
-            parsed.other_nonces.join(", ")
+            foreign_nonces.join(", ")
         ));
     }
     if let Some(panic) = parsed.panics.first() {
@@ -447,7 +482,7 @@ fn boot_failure(
     if let Some(error) = guest_error {
         return Some(format!("kbench in the guest: {error}"));
     }
-    if matches!(end, BootEnd::TimedOut) {
+    if timed_out {
         return Some("timed out".into());
     }
     if !begun {
