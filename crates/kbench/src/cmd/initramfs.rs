@@ -37,11 +37,7 @@ pub fn run(args: InitramfsArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|spec| parse_add_spec(spec))
         .collect::<Result<Vec<_>, _>>()?;
-    let init_path = match args.init {
-        Some(path) => path,
-        None => std::env::current_exe()?,
-    };
-    let init = read_input(&init_path)?;
+    let (init_path, init) = init_binary(args.init.as_deref())?;
     warn_if_dynamic(&init_path, &init);
     let mut image = Initramfs::with_init(init);
     for (src, dest) in additions {
@@ -70,6 +66,16 @@ fn parse_add_spec(spec: &str) -> anyhow::Result<(PathBuf, String)> {
 }
 
 /// A file the user named: failing to read it is their mistake (exit 2).
+/// The executable to put at /init, `path` or else this kbench, with its bytes.
+pub fn init_binary(path: Option<&Path>) -> anyhow::Result<(PathBuf, Vec<u8>)> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_exe()?,
+    };
+    let bytes = read_input(&path)?;
+    Ok((path, bytes))
+}
+
 fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).or_else(|e| usage(format!("cannot read {}: {e}", path.display())))
 }

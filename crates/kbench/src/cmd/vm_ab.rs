@@ -7,8 +7,8 @@ use kbench_boot::deb::{kernel_from_path, KernelImage};
 use kbench_store::{NewSession, Store, StoredRun};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct VmAbArgs {
@@ -83,12 +83,6 @@ struct Side {
     kernel_path: PathBuf,
 }
 
-/// How one boot ended.
-enum BootEnd {
-    Exited,
-    TimedOut,
-}
-
 pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if args.boots == 0 || args.runs == 0 {
         return usage("--boots and --runs must be at least 1");
@@ -134,7 +128,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             2 * args.boots,
             sides[s].label
         );
-        let end = boot_once(cmd, Duration::from_secs(args.boot_timeout))?;
+        let timed_out = boot_once(cmd, Duration::from_secs(args.boot_timeout))?;
         let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
         let target = BootTarget {
             label: &sides[s].label,
@@ -143,13 +137,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             kind: "vm-ab",
             shared_log: false,
         };
-        if !store_boot(
-            &mut store,
-            &target,
-            &nonce,
-            &text,
-            matches!(end, BootEnd::TimedOut),
-        )? {
+        if !store_boot(&mut store, &target, &nonce, &text, timed_out)? {
             failed += 1;
         }
     }
@@ -186,11 +174,7 @@ fn side(path: &Path, label: Option<&str>, work: &Path, name: &str) -> anyhow::Re
 
 /// `init` (else this kbench) as /init; a dynamically linked one could not start there.
 fn initramfs(init: Option<&Path>) -> anyhow::Result<Vec<u8>> {
-    let path = match init {
-        Some(p) => p.to_path_buf(),
-        None => std::env::current_exe()?,
-    };
-    let exe = std::fs::read(&path).or_else(|e| usage(format!("--init {}: {e}", path.display())))?;
+    let (path, exe) = crate::cmd::initramfs::init_binary(init)?;
     if kbench_boot::elf::needs_interpreter(&exe) != Some(false) {
         return usage(format!(
             "{} is not a static executable, so it cannot run as /init: build one with scripts/build-static.sh and pass it as --init",
@@ -288,8 +272,9 @@ fn shell_words(cmd: &Command) -> String {
     crate::runner::child::shell_join(&words)
 }
 
-/// Starts qemu, so that it dies with kbench, and waits for it at most `timeout`.
-fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<BootEnd> {
+/// Starts qemu, so that it dies with kbench, and waits for it at most `timeout`; true
+/// when it had to be stopped.
+fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<bool> {
     use std::os::unix::process::CommandExt;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -309,22 +294,8 @@ fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<BootEnd> {
             "cannot start qemu ({e}): install qemu-system-x86 or pass --qemu"
         ))
     })?;
-    wait_at_most(&mut child, timeout)
-}
-
-fn wait_at_most(child: &mut Child, timeout: Duration) -> anyhow::Result<BootEnd> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if child.try_wait()?.is_some() {
-            return Ok(BootEnd::Exited);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(BootEnd::TimedOut);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let status = crate::runner::child::wait_with_timeout(&mut child, timeout)?;
+    Ok(status.is_none())
 }
 
 /// Where the sessions of booted kernels are stored, and what their logs must show.

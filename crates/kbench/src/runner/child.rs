@@ -27,7 +27,8 @@ pub fn run_workload(
     // Read both pipes while waiting, so a large record cannot fill a pipe and stall.
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
-    let status = wait_with_timeout(&mut child, timeout)?;
+    let status = wait_with_timeout(&mut child, timeout)
+        .map_err(|e| format!("waiting for kbench bench: {e}"))?;
     let (stdout, stderr) = (
         stdout.join().unwrap_or_default(),
         stderr.join().unwrap_or_default(),
@@ -105,17 +106,15 @@ fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::Joi
     })
 }
 
-/// The child's status, or `None` when it had to be stopped at the deadline.
-fn wait_with_timeout(
+/// The child's status, or `None` when it had to be stopped at the deadline (SIGTERM,
+/// then SIGKILL after a grace period).
+pub fn wait_with_timeout(
     child: &mut std::process::Child,
     timeout: Duration,
-) -> Result<Option<std::process::ExitStatus>, String> {
+) -> std::io::Result<Option<std::process::ExitStatus>> {
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(status) = child
-            .try_wait()
-            .map_err(|e| format!("waiting for kbench bench: {e}"))?
-        {
+        if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
         if Instant::now() >= deadline {
