@@ -41,6 +41,16 @@ fn session(db: &Path, label: &str) {
 
 /// The rows that `keep` accepts and that claim a change.
 fn claims(report: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<String> {
+    claiming_rows(report, keep)
+        .iter()
+        .map(|r| describe(r))
+        .collect()
+}
+
+fn claiming_rows(
+    report: &serde_json::Value,
+    keep: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<serde_json::Value> {
     report["rows"]
         .as_array()
         .unwrap()
@@ -52,16 +62,32 @@ fn claims(report: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool)
                 Some("regression" | "improvement" | "changed")
             )
         })
-        .map(|r| {
-            format!(
-                "{} {} {} {:.2}%",
-                r["workload"],
-                r["metric"],
-                r["verdict"],
-                r["shift_pct"].as_f64().unwrap_or(0.0)
-            )
-        })
+        .cloned()
         .collect()
+}
+
+fn describe(r: &serde_json::Value) -> String {
+    format!(
+        "{} {} {} {} {:.2}%",
+        r["workload"],
+        r["metric"],
+        r["kind"],
+        r["verdict"],
+        r["shift_pct"].as_f64().unwrap_or(0.0)
+    )
+}
+
+/// Claims counted once per measured series: the pooled p99 and p99.9 of one series
+/// are read from the same few tail samples, so one slow stretch of a session moves
+/// both, and that is one false finding, not two.
+fn findings(report: &serde_json::Value) -> Vec<String> {
+    let mut found: Vec<String> = claiming_rows(report, |_| true)
+        .iter()
+        .map(|r| format!("{} {} {}", r["workload"], r["params"], r["metric"]))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// A busy loop on CPU 1 for as long as it lives.
@@ -139,7 +165,8 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     );
     assert!(shown.lines().all(|l| l.chars().count() <= 80), "{shown}");
 
-    let (mut all_claims, mut primary_claims, mut rows) = (Vec::new(), Vec::new(), 0);
+    let (mut all_claims, mut primary_claims, mut series_found, mut rows) =
+        (Vec::new(), Vec::new(), 0, 0);
     for pair in 1..=3 {
         let (a, b) = (format!("aa{pair}a"), format!("aa{pair}b"));
         session(&db, &a);
@@ -155,17 +182,19 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
             report["rows"].as_array().unwrap().len()
         );
         rows += report["rows"].as_array().unwrap().len();
+        series_found += findings(&report).len();
         all_claims.extend(found);
         primary_claims.extend(claims(&report, |r| r["role"] == "primary"));
     }
     // No headline figure may claim a change between identical sessions. Over the
-    // hundred-odd rows of three pairs, one claim of a secondary row is within what a 5%
-    // test per row, Benjamini-Hochberg within a report and a ten-session calibration
-    // allow; a miscalibrated noise model makes many.
+    // hundred-odd rows of three pairs, one secondary series claiming is within what a
+    // 5% test per row, Benjamini-Hochberg within a report and a ten-session
+    // calibration allow; a miscalibrated noise model makes many (8, 4 and 6 claims a
+    // pair before sessions were units).
     assert!(primary_claims.is_empty(), "A/A claims: {primary_claims:?}");
     assert!(
-        all_claims.len() <= 1,
-        "A/A claims in {rows} rows: {all_claims:?}"
+        series_found <= 1,
+        "A/A claims in {rows} rows, {series_found} series: {all_claims:?}"
     );
 
     // The same suite beside a CPU hog on CPU 1, the wakee's and IPI target's CPU: it
