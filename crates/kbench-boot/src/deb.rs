@@ -74,10 +74,54 @@ pub fn kernel_from_path(path: &Path) -> Result<KernelImage, DebError> {
         let release = bzimage_release(&bytes).unwrap_or_default();
         return Ok(bare_image(release, bytes));
     }
-    if has_magic(&bytes, ARM64_MAGIC_OFFSET, ARM64_MAGIC) {
+    if image_arch(&bytes) == Some(Arch::Arm64) {
         return Ok(bare_image(String::new(), bytes));
     }
     Err(DebError::NotAKernel)
+}
+
+/// What a kernel image boots on, which decides the qemu binary and machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    X86_64,
+    Arm64,
+}
+
+impl Arch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Arm64 => "arm64",
+        }
+    }
+}
+
+impl KernelImage {
+    pub fn arch(&self) -> Option<Arch> {
+        image_arch(&self.kernel)
+    }
+}
+
+/// A bzImage is x86; an arm64 Image has its magic in the header, and Debian ships it
+/// gzipped as vmlinuz (qemu loads it so), so the header is looked for inside too.
+fn image_arch(image: &[u8]) -> Option<Arch> {
+    if has_magic(image, BZIMAGE_MAGIC_OFFSET, BZIMAGE_MAGIC) {
+        return Some(Arch::X86_64);
+    }
+    if has_magic(image, ARM64_MAGIC_OFFSET, ARM64_MAGIC) {
+        return Some(Arch::Arm64);
+    }
+    if image.starts_with(&[0x1f, 0x8b]) {
+        let mut header = Vec::with_capacity(ARM64_MAGIC_OFFSET + ARM64_MAGIC.len());
+        let wanted = (ARM64_MAGIC_OFFSET + ARM64_MAGIC.len()) as u64;
+        let _ = flate2::read::GzDecoder::new(image)
+            .take(wanted)
+            .read_to_end(&mut header);
+        if has_magic(&header, ARM64_MAGIC_OFFSET, ARM64_MAGIC) {
+            return Some(Arch::Arm64);
+        }
+    }
+    None
 }
 
 /// The release a bzImage announces, the first word of its version string

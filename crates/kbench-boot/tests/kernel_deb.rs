@@ -51,6 +51,7 @@ fn real_debs_give_kernel_release_and_config() {
             deb.display()
         );
         assert_eq!(&image.kernel[0x202..0x206], b"HdrS", "{}", deb.display());
+        assert_eq!(image.arch(), Some(kbench_boot::deb::Arch::X86_64));
         let config = image.config.expect("a config");
         assert!(config.contains("CONFIG_"), "{}", deb.display());
         // The bzImage's own header names the same release; a bare image is read as is.
@@ -102,4 +103,30 @@ fn an_ar_archive_without_data_is_no_kernel_package() {
     assert!(status.success());
     let bytes = std::fs::read(dir.path().join("x.deb")).unwrap();
     assert!(matches!(kernel_from_deb(&bytes), Err(DebError::NoData)));
+}
+
+/// arm64's Image header as booting.rst lays it out: code0/code1, text_offset,
+/// image_size, flags, reserved, then the magic "ARM\x64" at 0x38.
+fn arm64_image_header() -> Vec<u8> {
+    let mut image = vec![0u8; 4096];
+    image[0x38..0x3c].copy_from_slice(b"ARM\x64");
+    image
+}
+
+#[test]
+fn an_arm64_image_is_known_bare_and_gzipped_as_debian_ships_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = arm64_image_header();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &image).unwrap();
+    for (name, bytes) in [("Image", image.clone()), ("vmlinuz", gz.finish().unwrap())] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let read = kernel_from_path(&path).unwrap();
+        assert_eq!(read.arch(), Some(kbench_boot::deb::Arch::Arm64), "{name}");
+        assert_eq!(read.kernel, bytes, "{name}: loaded as is");
+    }
+    let path = dir.path().join("zeros");
+    std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    assert!(matches!(kernel_from_path(&path), Err(DebError::NotAKernel)));
 }

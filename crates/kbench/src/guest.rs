@@ -3,10 +3,11 @@
 //! As PID 1 it mounts what a run needs, reads what to run from the kernel command line
 //! (`kbench.session=NONCE kbench.suite="pipe:-l 2000;ipi" kbench.runs=N kbench.warmup=N
 //! kbench.quick`), sets the cpufreq governor to performance where there is one, runs
-//! the suite as `kbench run` does (each run a fresh child), and then writes its results
-//! to the console as framed lines (`kbench-console`): BEGIN with the session and its
-//! environment, one RECORD per stored run, END. Results are written after the runs,
-//! never during one. It then syncs and powers off. It never returns: PID 1 exiting
+//! the suite as `kbench run` does (each run a fresh child), and reports as framed lines
+//! (`kbench-console`): BEGIN with the session, its environment and the planned runs
+//! before the first run, one RECORD after each run (between runs, never during one),
+//! END with its uptimes. The lines go to the host's virtio-serial port when the kernel
+//! has one, else to the console. It then syncs and powers off. It never returns: PID 1 exiting
 //! panics the kernel, so an error becomes an ERROR record before the power-off.
 use crate::runner::{self, spec::WorkloadSpec, Plan, Stopping};
 use kbench_console::{Emitter, Kind};
@@ -104,19 +105,17 @@ fn cmdline_words(cmdline: &str) -> Vec<(String, String)> {
 
 /// Runs as PID 1 and never returns.
 pub fn run_as_init() -> ! {
-    let mut console = Console::open();
+    let mut reporter = Reporter::open();
     let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| boot_and_run(&mut console)));
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| boot_and_run(&mut reporter)));
     let error = match outcome {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(format!("{e:#}")),
         Err(_) => Some("kbench panicked as /init".to_string()),
     };
     if let Some(message) = error {
-        let nonce = read_nonce().unwrap_or_else(|| "unknown".into());
-        let mut emitter = Emitter::new(&nonce);
-        console.write_lines(&emitter.lines(Kind::Error, message.as_bytes()));
-        console.write_lines(&emitter.lines(Kind::End, b""));
+        reporter.send(Kind::Error, message.as_bytes());
+        reporter.send(Kind::End, b"");
     }
     power_off()
 }
@@ -126,46 +125,62 @@ fn read_nonce() -> Option<String> {
     parse_cmdline(&cmdline).ok().map(|r| r.nonce)
 }
 
-fn boot_and_run(console: &mut Console) -> anyhow::Result<()> {
+/// BEGIN (the boot, its environment and the plan) before the first run, one RECORD
+/// after each run, END with the uptimes after the last.
+fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     mount_filesystems();
     let init_started = uptime_s();
     quiet_standard_streams();
+    reporter.prefer_virtio_port();
     let cmdline = std::fs::read_to_string("/proc/cmdline")?;
     let request = parse_cmdline(&cmdline).map_err(anyhow::Error::msg)?;
-    let mut emitter = Emitter::new(&request.nonce);
+    reporter.start(&request.nonce);
     let governor = set_performance_governor();
+    let plan = plan(&request)?;
     let db = std::path::Path::new("/tmp/kbench.db");
     let mut store = kbench_store::Store::open(db)?;
     let mut session = crate::session::new_session("guest", "boot", Some(0));
     session.command_line = cmdline.trim().to_string();
     let session_id = store.begin_session(&session)?;
-    let plan = plan(&request)?;
-    let suite_started = uptime_s();
-    runner::execute(&mut store, session_id, &plan)?;
-    let suite_ended = uptime_s();
-    store.end_session(session_id, crate::session::unix_now_ns())?;
     let begin = serde_json::json!({
         "version": kbench_console::VERSION,
         "kernel_release": rustix::system::uname().release().to_string_lossy(),
         "proc_version": std::fs::read_to_string("/proc/version").unwrap_or_default().trim(),
         "governor": governor,
-        // Seconds since the kernel started: kbench's own cost per boot is the time
-        // from /init to the first run and from the last run to here.
+        "channel": reporter.channel_name(),
+        "planned_runs": planned_runs(&request),
+        "uptime_s": { "init": init_started },
+        "session": session,
+    });
+    reporter.send(Kind::Begin, begin.to_string().as_bytes());
+    let suite_started = uptime_s();
+    runner::execute_observed(
+        &mut store,
+        session_id,
+        &plan,
+        &mut |run| match serde_json::to_vec(run) {
+            Ok(payload) => reporter.send(Kind::Record, &payload),
+            Err(e) => reporter.send(Kind::Error, e.to_string().as_bytes()),
+        },
+    )?;
+    let suite_ended = uptime_s();
+    // Seconds since the kernel started: kbench's own cost per boot is the time from
+    // /init to the first run and from the last run to here.
+    let end = serde_json::json!({
         "uptime_s": {
             "init": init_started,
             "suite_start": suite_started,
             "suite_end": suite_ended,
             "results": uptime_s(),
         },
-        "session": session,
     });
-    console.write_lines(&emitter.lines(Kind::Begin, begin.to_string().as_bytes()));
-    for row in store.runs("guest")? {
-        let payload = serde_json::to_vec(&row.run)?;
-        console.write_lines(&emitter.lines(Kind::Record, &payload));
-    }
-    console.write_lines(&emitter.lines(Kind::End, b""));
+    reporter.send(Kind::End, end.to_string().as_bytes());
     Ok(())
+}
+
+/// The runs the suite makes if none fails: warm-ups included, as each is reported.
+fn planned_runs(request: &BootRequest) -> u64 {
+    request.suite.len() as u64 * u64::from(request.runs.max(1) + request.warmup)
 }
 
 fn plan(request: &BootRequest) -> anyhow::Result<Plan> {
@@ -238,32 +253,87 @@ fn set_performance_governor() -> String {
     }
 }
 
-/// Where the framed lines go: /dev/console (the kernel's console, ttyS0 or ttyAMA0).
-struct Console(Option<std::fs::File>);
+/// The name of the virtio-serial port the host adds for results (`kbench vm-ab`).
+pub const RESULTS_PORT: &str = "org.kbench.results";
 
-impl Console {
-    fn open() -> Console {
-        Console(
-            std::fs::OpenOptions::new()
+/// Where the framed lines go: the host's virtio-serial port when the kernel has the
+/// driver built in (no printk is ever mixed into it), else /dev/console (ttyS0,
+/// ttyAMA0, hvc0), which every boot has.
+struct Reporter {
+    out: Option<std::fs::File>,
+    channel: String,
+    emitter: Option<Emitter>,
+}
+
+impl Reporter {
+    fn open() -> Reporter {
+        Reporter {
+            out: std::fs::OpenOptions::new()
                 .write(true)
                 .open("/dev/console")
                 .ok(),
-        )
+            channel: "console".into(),
+            emitter: None,
+        }
+    }
+
+    /// Switches to the results port, if this kernel shows one (sysfs is mounted).
+    fn prefer_virtio_port(&mut self) {
+        let Some(device) = virtio_port_named(std::path::Path::new("/sys"), RESULTS_PORT) else {
+            return;
+        };
+        let path = std::path::Path::new("/dev").join(&device);
+        if let Ok(file) = std::fs::OpenOptions::new().write(true).open(&path) {
+            self.out = Some(file);
+            self.channel = format!("virtio-serial {RESULTS_PORT} ({})", path.display());
+        }
+    }
+
+    fn channel_name(&self) -> &str {
+        &self.channel
+    }
+
+    fn start(&mut self, nonce: &str) {
+        self.emitter = Some(Emitter::new(nonce));
+    }
+
+    /// One message: an error before the command line was read goes out under the
+    /// nonce read again, or `unknown`, which the host shows as another boot's.
+    fn send(&mut self, kind: Kind, payload: &[u8]) {
+        let emitter = self
+            .emitter
+            .get_or_insert_with(|| Emitter::new(&read_nonce().unwrap_or_else(|| "unknown".into())));
+        let lines = emitter.lines(kind, payload);
+        self.write_lines(&lines);
     }
 
     /// Writes lines and waits for them to leave: output just before a power-off is
     /// otherwise lost.
     fn write_lines(&mut self, lines: &[String]) {
-        let Some(file) = self.0.as_mut() else {
+        let Some(file) = self.out.as_mut() else {
             return;
         };
         for line in lines {
-            let _ = file.write_all(line.as_bytes());
-            let _ = file.write_all(b"\r\n");
+            let mut bytes = Vec::with_capacity(line.len() + 2);
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.extend_from_slice(b"\r\n");
+            // One write per line, so that printk is less likely to land inside it.
+            let _ = file.write_all(&bytes);
         }
         let _ = file.flush();
         let _ = rustix::termios::tcdrain(&*file);
+        let _ = file.sync_all();
     }
+}
+
+/// The /dev name (`vport0p1`) of the virtio-serial port called `name`, from
+/// `<sys>/class/virtio-ports/*/name`.
+fn virtio_port_named(sys: &std::path::Path, name: &str) -> Option<String> {
+    let ports = std::fs::read_dir(sys.join("class/virtio-ports")).ok()?;
+    ports.flatten().find_map(|entry| {
+        let port_name = std::fs::read_to_string(entry.path().join("name")).ok()?;
+        (port_name.trim() == name).then(|| entry.file_name().to_string_lossy().into_owned())
+    })
 }
 
 fn power_off() -> ! {
@@ -293,5 +363,27 @@ mod tests {
         assert!(parse_cmdline("kbench.session=x kbench.runs=many").is_err());
         let quick = parse_cmdline("kbench.session=x kbench.quick").unwrap();
         assert!(quick.suite.len() > 1);
+    }
+
+    #[test]
+    fn the_results_port_is_found_by_name() {
+        let sys = tempfile::tempdir().unwrap();
+        for (dev, name) in [
+            ("vport0p0", "org.qemu.guest_agent.0"),
+            ("vport0p1", RESULTS_PORT),
+        ] {
+            let dir = sys.path().join("class/virtio-ports").join(dev);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("name"), format!("{name}\n")).unwrap();
+        }
+        assert_eq!(
+            virtio_port_named(sys.path(), RESULTS_PORT).as_deref(),
+            Some("vport0p1")
+        );
+        assert_eq!(virtio_port_named(sys.path(), "org.other"), None);
+        assert_eq!(
+            virtio_port_named(&sys.path().join("absent"), RESULTS_PORT),
+            None
+        );
     }
 }

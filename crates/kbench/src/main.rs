@@ -4,6 +4,7 @@ mod output;
 mod cmd;
 mod error;
 mod guest;
+mod qmp;
 mod runner;
 mod session;
 

@@ -41,10 +41,7 @@ fn session(db: &Path, label: &str) {
 
 /// The rows that `keep` accepts and that claim a change.
 fn claims(report: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<String> {
-    claiming_rows(report, keep)
-        .iter()
-        .map(|r| describe(r))
-        .collect()
+    claiming_rows(report, keep).iter().map(describe).collect()
 }
 
 fn claiming_rows(

@@ -97,6 +97,8 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
             "pipe:-l 500 --placement same-cpu",
             "--runs",
             "3",
+            "--pin-vcpus",
+            "1,0",
             "--format",
             "json",
         ],
@@ -163,6 +165,43 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     );
     assert!(
         !env["cmdline"].as_str().unwrap().contains("kbench.session="),
+        "{env}"
+    );
+    // 6.12 cloud has virtio-serial built in, so its results came over the port, away
+    // from printk; 6.1 builds it as a module, so its results came over ttyS0.
+    assert!(
+        env["vm_channel"]
+            .as_str()
+            .unwrap()
+            .starts_with("virtio-serial"),
+        "{env}"
+    );
+    let base_env: serde_json::Value = serde_json::from_str(
+        &conn
+            .query_row(
+                "SELECT environment FROM sessions WHERE label = ?1",
+                [&base],
+                |r| r.get::<_, String>(0),
+            )
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(base_env["vm_channel"], "console", "{base_env}");
+    // vCPU i on the i-th CPU of --pin-vcpus, as the kernel reported the threads'
+    // affinity back.
+    let pins: Vec<(u64, u64)> = env["vm_vcpu_pins"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{env}"))
+        .iter()
+        .map(|p| (p["vcpu"].as_u64().unwrap(), p["host_cpu"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(pins, [(0, 1), (1, 0)], "{env}");
+    // Each run was reported as it finished: the suite started after BEGIN's /init
+    // uptime and the results followed the last run.
+    let up = &env["vm_uptime_s"];
+    assert!(
+        up["init"].as_f64() <= up["suite_start"].as_f64()
+            && up["suite_start"].as_f64() <= up["suite_end"].as_f64(),
         "{env}"
     );
     let log: Vec<u8> = conn
@@ -257,7 +296,9 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
     let Some((a, b)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    // No init the kernel can run: it panics looking for a root file system.
+    // No init the kernel can run: it panics looking for a root file system, and with
+    // panic=0 (the last word wins) it then hangs, so only the BEGIN deadline ends it.
+    let started = Instant::now();
     let out = kbench(
         &[
             "vm-ab",
@@ -269,10 +310,18 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
             "1",
             "--kernel-arg",
             "rdinit=/nonexistent",
+            "--kernel-arg",
+            "panic=0",
+            "--begin-timeout",
+            "15",
             "--runs",
             "1",
         ],
         &db,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(200),
+        "the deadline held"
     );
     assert_eq!(
         out.status.code(),
@@ -284,8 +333,52 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
     assert_eq!(stored.len(), 2, "both boots kept: {stored:?}");
     for (label, _, error) in &stored {
         let error = error.as_deref().unwrap_or_default();
-        assert!(error.contains("the kernel died"), "{label}: {error}");
+        assert!(
+            error.contains("the kernel died") && error.contains("no BEGIN from kbench within 15 s"),
+            "{label}: {error}"
+        );
     }
+}
+
+#[test]
+fn qemu_killed_mid_boot_is_a_failed_boot_and_the_next_boot_goes_on() {
+    let Some((a, b)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(["vm-ab", "--kernel-a", a.to_str().unwrap()])
+        .args(["--kernel-b", b.to_str().unwrap(), "--boots", "1"])
+        .args(["--runs", "10", "--init", &static_kbench().unwrap(), "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let qemu = wait_for_child_named(child.id(), "qemu-system-x86", Duration::from_secs(60))
+        .expect("qemu started");
+    std::thread::sleep(Duration::from_secs(3));
+    Command::new("kill")
+        .args(["-KILL", &qemu.to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "one boot failed: {stderr}");
+    let stored = sessions(&db);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    let first = stored[0].2.as_deref().unwrap_or_default();
+    assert!(first.contains("qemu was killed by signal 9"), "{stored:?}");
+    assert!(stored[1].2.is_none(), "the second boot ran: {stored:?}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    // kbench reaped the qemu it lost: no zombie or survivor under that pid.
+    assert!(
+        !Path::new(&format!("/proc/{qemu}")).exists(),
+        "qemu {qemu} left behind"
+    );
 }
 
 #[test]
@@ -361,4 +454,80 @@ fn wait_for_child_named(parent: u32, name: &str, timeout: Duration) -> Option<u3
         std::thread::sleep(Duration::from_millis(100));
     }
     None
+}
+
+/// A kernel image header as its boot protocol lays it out: arm64's "ARM\x64" at 0x38
+/// (booting.rst), x86's "HdrS" at 0x202.
+fn image_file(dir: &Path, name: &str, offset: usize, magic: &[u8]) -> PathBuf {
+    let mut image = vec![0u8; 4096];
+    image[offset..offset + magic.len()].copy_from_slice(magic);
+    let path = dir.join(name);
+    std::fs::write(&path, image).unwrap();
+    path
+}
+
+fn dry_run(a: &Path, b: &Path, extra: &[&str]) -> Output {
+    // Debian's /sbin/ldconfig is a static executable: /init enough for a dry run.
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args([
+            "vm-ab",
+            "--dry-run",
+            "--init",
+            "/sbin/ldconfig",
+            "--boots",
+            "1",
+        ])
+        .arg("--kernel-a")
+        .arg(a)
+        .arg("--kernel-b")
+        .arg(b)
+        .args(["--label-a", "a", "--label-b", "b"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn arm64_kernels_get_the_virt_machine_and_ttyama0() {
+    let dir = tempfile::tempdir().unwrap();
+    let arm_a = image_file(dir.path(), "Image-a", 0x38, b"ARM\x64");
+    let arm_b = image_file(dir.path(), "Image-b", 0x38, b"ARM\x64");
+    let x86 = image_file(dir.path(), "bzImage", 0x202, b"HdrS");
+    let out = dry_run(&arm_a, &arm_b, &["--pin-vcpus", "0"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let commands: Vec<&str> = stdout.lines().collect();
+    assert_eq!(commands.len(), 2, "{stdout}");
+    for cmd in &commands {
+        for word in [
+            "qemu-system-aarch64 ",
+            " -M virt -cpu max ",
+            "console=ttyAMA0",
+            "virtserialport,",
+            " -qmp unix:",
+        ] {
+            assert!(cmd.contains(word), "{word:?} in {cmd}");
+        }
+    }
+    let out = dry_run(&x86, &x86, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("qemu-system-x86_64 ") && stdout.contains("console=ttyS0"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("-qmp"), "{stdout}");
+    let mixed = dry_run(&x86, &arm_b, &[]);
+    assert_eq!(mixed.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&mixed.stderr);
+    assert!(
+        stderr.contains("x86_64") && stderr.contains("arm64"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let bad_pins = dry_run(&x86, &x86, &["--pin-vcpus", "0,,1"]);
+    assert_eq!(bad_pins.status.code(), Some(2));
 }

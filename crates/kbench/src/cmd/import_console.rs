@@ -1,6 +1,6 @@
 //! `kbench import-console LOG --label L`: the boots in a board's serial capture, or in
 //! a LAVA job's YAML log, read with the checks `kbench vm-ab` applies to its own.
-use crate::cmd::vm_ab::{store_boot, BootTarget};
+use crate::cmd::vm_ab::{store_boot, BootTarget, HostView};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use std::path::PathBuf;
@@ -52,7 +52,7 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
     };
     let mut failed = 0;
     for nonce in &nonces {
-        if !store_boot(&mut store, &target, nonce, &console, false)? {
+        if !store_boot(&mut store, &target, nonce, &console, &HostView::default())? {
             failed += 1;
         }
     }

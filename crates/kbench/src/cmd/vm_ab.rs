@@ -2,13 +2,14 @@
 //! alternately (ABBA) under qemu with kbench as the initramfs /init, each boot one
 //! session, then the verdict with boots as the units.
 use crate::error::usage;
+use crate::guest::RESULTS_PORT;
 use crate::session::{self, DbArgs};
-use kbench_boot::deb::{kernel_from_path, KernelImage};
+use kbench_boot::deb::{kernel_from_path, Arch, KernelImage};
 use kbench_store::{NewSession, Store, StoredRun};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, clap::Args)]
 pub struct VmAbArgs {
@@ -55,12 +56,24 @@ pub struct VmAbArgs {
     /// this one, if it is static].
     #[arg(long, value_name = "PATH")]
     pub init: Option<PathBuf>,
-    /// The qemu binary.
-    #[arg(long, default_value = "qemu-system-x86_64")]
-    pub qemu: String,
-    /// A boot still running after this many seconds is stopped and recorded as failed.
+    /// The qemu binary [default: qemu-system-x86_64 or qemu-system-aarch64, as the
+    /// kernels are].
+    #[arg(long)]
+    pub qemu: Option<String>,
+    /// Pin vCPU i to the i-th host CPU of LIST (cyclically), through QMP.
+    #[arg(long, value_name = "LIST")]
+    pub pin_vcpus: Option<String>,
+    /// A boot with no BEGIN from kbench after this many seconds is stopped and
+    /// recorded as failed (the kernel or /init never came up).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub begin_timeout: u64,
+    /// A boot with no END after this many seconds is stopped and recorded as failed.
     #[arg(long, value_name = "SECS", default_value_t = 900)]
     pub boot_timeout: u64,
+    /// A guest that has sent END but not powered off after this many seconds is
+    /// stopped; its results are kept.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub exit_timeout: u64,
     /// Print the qemu commands and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -80,7 +93,63 @@ const TCG_NOTICE: &str = "qemu ran under TCG (emulation): its timings measure th
 struct Side {
     label: String,
     image: KernelImage,
+    arch: Arch,
     kernel_path: PathBuf,
+}
+
+/// Where one boot's output goes.
+struct BootFiles {
+    /// The serial console: printk, and the results when the guest has no virtio port.
+    console: PathBuf,
+    /// The virtio-serial results port.
+    results: PathBuf,
+    /// qemu's QMP socket, when vCPUs are pinned.
+    qmp: Option<PathBuf>,
+}
+
+impl BootFiles {
+    fn in_dir(dir: &Path, boot: u32, pinning: bool) -> BootFiles {
+        BootFiles {
+            console: dir.join(format!("boot{boot}.console")),
+            results: dir.join(format!("boot{boot}.results")),
+            qmp: pinning.then(|| dir.join(format!("boot{boot}.qmp"))),
+        }
+    }
+
+    /// Both channels as one log: the framed lines are found wherever they are, and a
+    /// panic on the console explains results that stop early.
+    fn read_log(&self) -> String {
+        let read =
+            |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+        let results = read(&self.results);
+        let console = read(&self.console);
+        if results.is_empty() {
+            console
+        } else {
+            format!("{console}\n{RESULTS_HEADER}\n{results}")
+        }
+    }
+}
+
+/// Where the virtio port's lines start in a stored log.
+const RESULTS_HEADER: &str = "=== kbench: virtio-serial port org.kbench.results ===";
+
+/// The deadlines of one boot.
+#[derive(Debug, Clone, Copy)]
+struct Deadlines {
+    begin: Duration,
+    end: Duration,
+    exit: Duration,
+}
+
+/// How qemu ended, as the host saw it.
+#[derive(Debug, Default)]
+struct BootRun {
+    /// Why the host gave up on the boot, or qemu died: the boot failed.
+    failure: Option<String>,
+    /// Said of the boot without failing it (a guest that did not power off).
+    notes: Vec<String>,
+    pins: Vec<crate::qmp::VcpuPin>,
 }
 
 pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
@@ -96,18 +165,30 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if sides[0].label == sides[1].label {
         return usage("the two kernels need different labels (--label-a, --label-b)");
     }
+    if sides[0].arch != sides[1].arch {
+        return usage(format!(
+            "kernel A is {} and kernel B {}: an A/B boots one machine",
+            sides[0].arch.as_str(),
+            sides[1].arch.as_str()
+        ));
+    }
+    let pins = match &args.pin_vcpus {
+        Some(list) => Some(crate::qmp::parse_pin_list(list).or_else(usage)?),
+        None => None,
+    };
     let initrd = work.path().join("initramfs.cpio.gz");
     std::fs::write(&initrd, initramfs(args.init.as_deref())?)?;
     let accel = accel(&args.accel);
     if args.dry_run {
         for (boot, s) in order(args.boots) {
+            let files = BootFiles::in_dir(Path::new("."), boot, pins.is_some());
             let cmd = qemu_command(
                 &args,
                 &accel,
                 &sides[s],
                 &initrd,
                 &format!("DRYRUN{boot}"),
-                Path::new("console.log"),
+                &files,
             );
             outln!("{}", shell_words(&cmd));
         }
@@ -116,20 +197,27 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if accel == "tcg" {
         eprintln!("kbench: {TCG_NOTICE}");
     }
+    let deadlines = Deadlines {
+        begin: Duration::from_secs(args.begin_timeout),
+        end: Duration::from_secs(args.boot_timeout),
+        exit: Duration::from_secs(args.exit_timeout),
+    };
     let mut store = args.db.open()?;
     let mut failed = 0;
     for (boot, s) in order(args.boots) {
         let nonce = nonce(boot);
-        let log = work.path().join(format!("boot{boot}.log"));
-        let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &nonce, &log);
+        let files = BootFiles::in_dir(work.path(), boot, pins.is_some());
+        let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &nonce, &files);
         eprintln!(
             "kbench: boot {} of {} ({})",
             boot + 1,
             2 * args.boots,
             sides[s].label
         );
-        let timed_out = boot_once(cmd, Duration::from_secs(args.boot_timeout))?;
-        let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
+        let run = boot_once(cmd, &files, &nonce, deadlines, pins.as_deref())?;
+        for note in &run.notes {
+            eprintln!("kbench: boot {}: {note}", boot + 1);
+        }
         let target = BootTarget {
             label: &sides[s].label,
             expected_release: &sides[s].image.release,
@@ -137,7 +225,11 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             kind: "vm-ab",
             shared_log: false,
         };
-        if !store_boot(&mut store, &target, &nonce, &text, timed_out)? {
+        let host = HostView {
+            failure: run.failure,
+            vcpu_pins: (!run.pins.is_empty()).then(|| serde_json::json!(run.pins)),
+        };
+        if !store_boot(&mut store, &target, &nonce, &files.read_log(), &host)? {
             failed += 1;
         }
     }
@@ -163,11 +255,18 @@ fn side(path: &Path, label: Option<&str>, work: &Path, name: &str) -> anyhow::Re
         None => format!("vm-{name}"),
     };
     session::check_label(&label)?;
+    let Some(arch) = image.arch() else {
+        return usage(format!(
+            "{}: neither an x86 bzImage nor an arm64 Image",
+            path.display()
+        ));
+    };
     let kernel_path = work.join(format!("vmlinuz-{name}"));
     std::fs::write(&kernel_path, &image.kernel)?;
     Ok(Side {
         label,
         image,
+        arch,
         kernel_path,
     })
 }
@@ -222,9 +321,13 @@ fn nonce(boot: u32) -> String {
     )
 }
 
-fn kernel_cmdline(args: &VmAbArgs, nonce: &str) -> String {
+fn kernel_cmdline(args: &VmAbArgs, arch: Arch, nonce: &str) -> String {
+    let console = match arch {
+        Arch::X86_64 => "ttyS0",
+        Arch::Arm64 => "ttyAMA0",
+    };
     let mut cmdline = format!(
-        "console=ttyS0 quiet panic=-1 kbench.session={nonce} kbench.runs={}",
+        "console={console} quiet panic=-1 kbench.session={nonce} kbench.runs={}",
         args.runs
     );
     if args.quick {
@@ -239,27 +342,64 @@ fn kernel_cmdline(args: &VmAbArgs, nonce: &str) -> String {
     cmdline
 }
 
+/// The qemu binary and machine of an architecture; under KVM the host's CPU, else
+/// the most capable one TCG emulates.
+fn machine_args(arch: Arch, accel: &str) -> (&'static str, Vec<&'static str>) {
+    let kvm = accel == "kvm";
+    match arch {
+        Arch::X86_64 => (
+            "qemu-system-x86_64",
+            vec!["-cpu", if kvm { "host" } else { "max" }],
+        ),
+        Arch::Arm64 => (
+            "qemu-system-aarch64",
+            if kvm {
+                vec!["-M", "virt,gic-version=host", "-cpu", "host"]
+            } else {
+                vec!["-M", "virt", "-cpu", "max"]
+            },
+        ),
+    }
+}
+
 fn qemu_command(
     args: &VmAbArgs,
     accel: &str,
     side: &Side,
     initrd: &Path,
     nonce: &str,
-    log: &Path,
+    files: &BootFiles,
 ) -> Command {
-    let mut cmd = Command::new(&args.qemu);
-    cmd.args(["-accel", accel, "-cpu"])
-        .arg(if accel == "kvm" { "host" } else { "max" })
+    let (default_qemu, machine) = machine_args(side.arch, accel);
+    let mut cmd = Command::new(args.qemu.as_deref().unwrap_or(default_qemu));
+    cmd.args(["-accel", accel])
+        .args(machine)
         .args(["-smp", &args.smp.to_string(), "-m", &args.mem.to_string()])
         .args(["-display", "none", "-monitor", "none", "-no-reboot"])
         .arg("-serial")
-        .arg(format!("file:{}", log.display()))
-        .arg("-kernel")
+        .arg(format!("file:{}", files.console.display()))
+        // The results port: a kernel with virtio-serial built in writes there, away
+        // from printk; one without it ignores the device and uses the console.
+        .args(["-device", "virtio-serial,id=kbench-serial"])
+        .arg("-chardev")
+        .arg(format!(
+            "file,id=kbench-results,path={}",
+            files.results.display()
+        ))
+        .arg("-device")
+        .arg(format!(
+            "virtserialport,bus=kbench-serial.0,chardev=kbench-results,name={RESULTS_PORT}"
+        ));
+    if let Some(qmp) = &files.qmp {
+        cmd.arg("-qmp")
+            .arg(format!("unix:{},server=on,wait=off", qmp.display()));
+    }
+    cmd.arg("-kernel")
         .arg(&side.kernel_path)
         .arg("-initrd")
         .arg(initrd)
         .arg("-append")
-        .arg(kernel_cmdline(args, nonce))
+        .arg(kernel_cmdline(args, side.arch, nonce))
         .args(&args.qemu_arg);
     cmd
 }
@@ -272,9 +412,16 @@ fn shell_words(cmd: &Command) -> String {
     crate::runner::child::shell_join(&words)
 }
 
-/// Starts qemu, so that it dies with kbench, and waits for it at most `timeout`; true
-/// when it had to be stopped.
-fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<bool> {
+/// Starts qemu so that it dies with kbench, pins its vCPUs if asked, and watches the
+/// boot's output until qemu exits or a deadline passes: no BEGIN, no END, or no exit
+/// after END.
+fn boot_once(
+    mut cmd: Command,
+    files: &BootFiles,
+    nonce: &str,
+    deadlines: Deadlines,
+    pins: Option<&[u32]>,
+) -> anyhow::Result<BootRun> {
     use std::os::unix::process::CommandExt;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -289,13 +436,108 @@ fn boot_once(mut cmd: Command, timeout: Duration) -> anyhow::Result<bool> {
             Ok(())
         });
     }
+    let started = Instant::now();
     let mut child = cmd.spawn().or_else(|e| {
         usage(format!(
-            "cannot start qemu ({e}): install qemu-system-x86 or pass --qemu"
+            "cannot start {} ({e}): install qemu (qemu-system-x86, qemu-system-arm) or pass --qemu",
+            cmd.get_program().to_string_lossy()
         ))
     })?;
-    let status = crate::runner::child::wait_with_timeout(&mut child, timeout)?;
-    Ok(status.is_none())
+    let mut run = BootRun::default();
+    if let (Some(cpus), Some(socket)) = (pins, &files.qmp) {
+        match crate::qmp::pin_vcpus(socket, cpus, Duration::from_secs(10)) {
+            Ok(done) => run.pins = done,
+            Err(e) => {
+                crate::runner::child::stop(&mut child);
+                run.failure = Some(format!("--pin-vcpus: {e:#}"));
+                return Ok(run);
+            }
+        }
+    }
+    let mut watch = Watch::default();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            run.failure = qemu_exit_failure(status);
+            return Ok(run);
+        }
+        watch.look(files, nonce, started);
+        let stalled = match watch.ended_at {
+            Some(ended) if ended.elapsed() >= deadlines.exit => {
+                run.notes.push(format!(
+                    "the guest sent END but did not power off within {} s; stopped, results kept",
+                    deadlines.exit.as_secs()
+                ));
+                None
+            }
+            Some(_) => {
+                sleep_a_little();
+                continue;
+            }
+            None if !watch.begun && started.elapsed() >= deadlines.begin => Some(format!(
+                "no BEGIN from kbench within {} s of qemu's start",
+                deadlines.begin.as_secs()
+            )),
+            None if started.elapsed() >= deadlines.end => Some(format!(
+                "no END from kbench within {} s of qemu's start",
+                deadlines.end.as_secs()
+            )),
+            None => {
+                sleep_a_little();
+                continue;
+            }
+        };
+        crate::runner::child::stop(&mut child);
+        run.failure = stalled;
+        return Ok(run);
+    }
+}
+
+fn sleep_a_little() {
+    std::thread::sleep(Duration::from_millis(100));
+}
+
+/// What the boot's output has shown so far; read every few hundred milliseconds.
+#[derive(Default)]
+struct Watch {
+    begun: bool,
+    ended_at: Option<Instant>,
+    looked_at: Option<Instant>,
+}
+
+impl Watch {
+    fn look(&mut self, files: &BootFiles, nonce: &str, started: Instant) {
+        let due = self
+            .looked_at
+            .is_none_or(|t| t.elapsed() >= Duration::from_millis(500));
+        if !due || self.ended_at.is_some() || started.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        self.looked_at = Some(Instant::now());
+        let parsed = kbench_console::parse(&files.read_log(), nonce);
+        self.begun = parsed.begun;
+        if parsed.ended {
+            self.ended_at = Some(Instant::now());
+        }
+    }
+}
+
+/// A qemu that died of a signal or failed says so; a clean exit (power-off, or the
+/// reboot `-no-reboot` turns into an exit after a panic) is judged by the log.
+fn qemu_exit_failure(status: std::process::ExitStatus) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(signal) = status.signal() {
+        return Some(format!("qemu was killed by signal {signal}"));
+    }
+    (!status.success()).then(|| format!("qemu failed ({status})"))
+}
+
+/// What the host saw of a boot beyond its log.
+#[derive(Debug, Default)]
+pub struct HostView {
+    /// Why the host gave up on the boot, or qemu died.
+    pub failure: Option<String>,
+    /// The vCPU threads pinned and where, for the record.
+    pub vcpu_pins: Option<serde_json::Value>,
 }
 
 /// Where the sessions of booted kernels are stored, and what their logs must show.
@@ -320,14 +562,18 @@ pub fn store_boot(
     target: &BootTarget<'_>,
     nonce: &str,
     log: &str,
-    timed_out: bool,
+    host: &HostView,
 ) -> anyhow::Result<bool> {
     let parsed = kbench_console::parse(log, nonce);
-    let begin = parsed
-        .messages
-        .iter()
-        .find(|m| m.kind == kbench_console::Kind::Begin)
-        .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m.payload).ok());
+    let json_of = |kind: kbench_console::Kind| {
+        parsed
+            .messages
+            .iter()
+            .find(|m| m.kind == kind)
+            .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m.payload).ok())
+    };
+    let begin = json_of(kbench_console::Kind::Begin);
+    let end = json_of(kbench_console::Kind::End);
     let runs: Vec<StoredRun> = parsed
         .messages
         .iter()
@@ -348,15 +594,20 @@ pub fn store_boot(
     } else {
         parsed.other_nonces.clone()
     };
+    let reported = Reported {
+        runs: runs.len(),
+        planned: begin.as_ref().and_then(|b| b["planned_runs"].as_u64()),
+    };
     let failure = boot_failure(
         &parsed,
         &foreign,
-        timed_out,
+        host.failure.as_deref(),
         begin.is_some(),
         guest_error,
         release.as_deref(),
         target.expected_release,
-    );
+    )
+    .map(|reason| reported.explain(reason));
     let mut session = begin
         .as_ref()
         .and_then(|b| serde_json::from_value::<NewSession>(b["session"].clone()).ok())
@@ -384,9 +635,9 @@ pub fn store_boot(
         // What the guest said of itself beyond the snapshot: its compiler line (which
         // /proc/version has), the governor it set, and its uptimes.
         for (from, to) in [
-            ("uptime_s", "vm_uptime_s"),
             ("proc_version", "proc_version"),
             ("governor", "vm_governor"),
+            ("channel", "vm_channel"),
         ] {
             if let Some(value) = begin
                 .as_ref()
@@ -395,6 +646,18 @@ pub fn store_boot(
             {
                 env.insert(to.into(), value);
             }
+        }
+        // BEGIN has the uptime at /init, END the rest.
+        let uptimes = end
+            .as_ref()
+            .or(begin.as_ref())
+            .map(|m| m["uptime_s"].clone())
+            .filter(|v| !v.is_null());
+        if let Some(uptimes) = uptimes {
+            env.insert("vm_uptime_s".into(), uptimes);
+        }
+        if let Some(pins) = &host.vcpu_pins {
+            env.insert("vm_vcpu_pins".into(), pins.clone());
         }
         if target.accel == Some("tcg") {
             env.insert("vm_notice".into(), TCG_NOTICE.into());
@@ -435,7 +698,7 @@ pub fn store_boot(
 fn boot_failure(
     parsed: &kbench_console::Parsed,
     foreign_nonces: &[String],
-    timed_out: bool,
+    host_failure: Option<&str>,
     begun: bool,
     guest_error: Option<String>,
     release: Option<&str>,
@@ -447,14 +710,18 @@ fn boot_failure(
             foreign_nonces.join(", ")
         ));
     }
-    if let Some(panic) = parsed.panics.first() {
-        return Some(format!("the kernel died: {panic}"));
-    }
-    if let Some(error) = guest_error {
-        return Some(format!("kbench in the guest: {error}"));
-    }
-    if timed_out {
-        return Some("timed out".into());
+    // What the guest's log says first; then what the host saw, which a panicked
+    // kernel that hangs (panic=0) also needs: that the host gave up on it.
+    let from_log = match (parsed.panics.first(), guest_error) {
+        (Some(panic), _) => Some(format!("the kernel died: {panic}")),
+        (None, Some(error)) => Some(format!("kbench in the guest: {error}")),
+        (None, None) => None,
+    };
+    match (from_log, host_failure) {
+        (Some(log), Some(host)) => return Some(format!("{log}; {host}")),
+        (Some(log), None) => return Some(log),
+        (None, Some(host)) => return Some(host.to_string()),
+        (None, None) => {}
     }
     if !begun {
         return Some("no BEGIN record: kbench never reported from the guest".into());
@@ -473,6 +740,21 @@ fn boot_failure(
         ));
     }
     None
+}
+
+/// How far a boot got, for the reason it failed.
+struct Reported {
+    runs: usize,
+    planned: Option<u64>,
+}
+
+impl Reported {
+    fn explain(&self, reason: String) -> String {
+        match self.planned {
+            Some(planned) => format!("{reason} ({} of {planned} runs reported)", self.runs),
+            None => reason,
+        }
+    }
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

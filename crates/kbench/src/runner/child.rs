@@ -125,7 +125,8 @@ pub fn wait_with_timeout(
     }
 }
 
-fn stop(child: &mut std::process::Child) {
+/// SIGTERM, then SIGKILL after a grace period, and the child reaped.
+pub fn stop(child: &mut std::process::Child) {
     if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
     }

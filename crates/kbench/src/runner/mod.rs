@@ -91,6 +91,18 @@ pub fn execute(
     session_id: i64,
     plan: &Plan,
 ) -> anyhow::Result<Vec<WorkloadOutcome>> {
+    execute_observed(store, session_id, plan, &mut |_| {})
+}
+
+/// [`execute`], handing each run to `on_stored` once it is stored and before the next
+/// one starts: kbench as /init reports every run as it goes, so that a boot which dies
+/// mid-suite has said how far it got.
+pub fn execute_observed(
+    store: &mut Store,
+    session_id: i64,
+    plan: &Plan,
+    on_stored: &mut dyn FnMut(&kbench_store::StoredRun),
+) -> anyhow::Result<Vec<WorkloadOutcome>> {
     let mut rng = ChaCha8Rng::seed_from_u64(plan.seed);
     let mut outcomes: Vec<WorkloadOutcome> = plan
         .specs
@@ -104,6 +116,11 @@ pub fn execute(
             failures: Vec::new(),
         })
         .collect();
+    let mut sink = Sink {
+        store,
+        session_id,
+        on_stored,
+    };
     let mut progress = Progress::new(plan);
     let started = Instant::now();
     let mut next_index = vec![0u32; plan.specs.len()];
@@ -111,8 +128,7 @@ pub fn execute(
         for w in shuffled(plan.specs.len(), &mut rng) {
             progress.start_run(&plan.specs[w], "warm-up");
             run_and_store(
-                store,
-                session_id,
+                &mut sink,
                 plan,
                 w,
                 &mut next_index[w],
@@ -135,8 +151,7 @@ pub fn execute(
             let label = format!("run {}", outcomes[w].values.len() + 1);
             progress.start_run(&plan.specs[w], &label);
             run_and_store(
-                store,
-                session_id,
+                &mut sink,
                 plan,
                 w,
                 &mut next_index[w],
@@ -185,9 +200,15 @@ fn out_of_time(stopping: Stopping, started: Instant) -> bool {
     matches!(stopping, Stopping::Precision { max_time, .. } if started.elapsed() >= max_time)
 }
 
-fn run_and_store(
-    store: &mut Store,
+/// Where a finished run goes: its session in the store, then the observer.
+struct Sink<'a> {
+    store: &'a mut Store,
     session_id: i64,
+    on_stored: &'a mut dyn FnMut(&kbench_store::StoredRun),
+}
+
+fn run_and_store(
+    sink: &mut Sink<'_>,
     plan: &Plan,
     w: usize,
     next_index: &mut u32,
@@ -198,9 +219,10 @@ fn run_and_store(
     let result = child::run_workload(spec, plan.cpus.as_deref(), plan.run_timeout);
     let stored =
         child::stored_workload_run(spec, &result, *next_index, warmup, plan.cpus.as_deref());
-    store
-        .insert_run(session_id, &stored)
+    sink.store
+        .insert_run(sink.session_id, &stored)
         .map_err(crate::session::store_error)?;
+    (sink.on_stored)(&stored);
     match result {
         Ok(record) => {
             let primary = stored.values.iter().find(|v| v.primary);

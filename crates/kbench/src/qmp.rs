@@ -1,0 +1,132 @@
+//! Just enough of QEMU's machine protocol (QMP, JSON lines over a Unix socket) to find
+//! the threads that run the guest's vCPUs and pin them: an unpinned vCPU wanders over
+//! the host's CPUs, and the guest's timings with it.
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One vCPU thread and the host CPU it now runs on only.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VcpuPin {
+    pub vcpu: u32,
+    pub thread_id: i32,
+    pub host_cpu: u32,
+}
+
+/// Host CPUs in the order given (`2,0` pins vCPU 0 to CPU 2), ranges expanded.
+pub fn parse_pin_list(list: &str) -> Result<Vec<u32>, String> {
+    let mut cpus = Vec::new();
+    for item in list.split(',') {
+        let expanded = kbench_sys::parse_cpulist(item).map_err(|e| format!("--pin-vcpus: {e}"))?;
+        if expanded.is_empty() {
+            return Err(format!("--pin-vcpus {list}: an empty item"));
+        }
+        cpus.extend(expanded);
+    }
+    Ok(cpus)
+}
+
+/// Connects to qemu's QMP socket (waiting up to `timeout` for qemu to create it), asks
+/// for the vCPU threads and pins vCPU i to `cpus[i % cpus.len()]`; what each thread's
+/// affinity is afterwards, read back from the kernel.
+pub fn pin_vcpus(socket: &Path, cpus: &[u32], timeout: Duration) -> anyhow::Result<Vec<VcpuPin>> {
+    let stream = connect(socket, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    let mut session = Qmp {
+        reader: BufReader::new(stream.try_clone()?),
+        writer: stream,
+    };
+    session.reply()?; // the greeting
+    session.execute("qmp_capabilities")?;
+    let threads = session.execute("query-cpus-fast")?;
+    let mut pins = Vec::new();
+    for cpu in threads.as_array().into_iter().flatten() {
+        let (Some(vcpu), Some(tid)) = (cpu["cpu-index"].as_u64(), cpu["thread-id"].as_i64()) else {
+            continue;
+        };
+        let host_cpu = cpus[vcpu as usize % cpus.len()];
+        let pid = rustix::process::Pid::from_raw(tid as i32)
+            .ok_or_else(|| anyhow::anyhow!("qemu reported thread id {tid}"))?;
+        rustix::thread::sched_setaffinity(Some(pid), &kbench_workloads::cpus::cpu_set(&[host_cpu]))
+            .map_err(|e| {
+                anyhow::anyhow!("pinning vCPU {vcpu} (thread {tid}) to CPU {host_cpu}: {e}")
+            })?;
+        let now = rustix::thread::sched_getaffinity(Some(pid))?;
+        let only = (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&c| now.is_set(c))
+            .collect::<Vec<_>>();
+        if only != [host_cpu as usize] {
+            anyhow::bail!(
+                "vCPU {vcpu} (thread {tid}) runs on CPUs {only:?} after pinning to {host_cpu}"
+            );
+        }
+        pins.push(VcpuPin {
+            vcpu: vcpu as u32,
+            thread_id: tid as i32,
+            host_cpu,
+        });
+    }
+    if pins.is_empty() {
+        anyhow::bail!("qemu reported no vCPU threads");
+    }
+    Ok(pins)
+}
+
+fn connect(socket: &Path, timeout: Duration) -> anyhow::Result<UnixStream> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match UnixStream::connect(socket) {
+            Ok(stream) => return Ok(stream),
+            Err(e) if Instant::now() >= deadline => {
+                anyhow::bail!("qemu's QMP socket {}: {e}", socket.display())
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+struct Qmp {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl Qmp {
+    fn execute(&mut self, command: &str) -> anyhow::Result<serde_json::Value> {
+        let request = serde_json::json!({ "execute": command });
+        self.writer.write_all(format!("{request}\n").as_bytes())?;
+        let reply = self.reply()?;
+        if let Some(error) = reply.get("error") {
+            anyhow::bail!("qemu refused {command}: {error}");
+        }
+        Ok(reply["return"].clone())
+    }
+
+    /// The next line that is not an asynchronous event.
+    fn reply(&mut self) -> anyhow::Result<serde_json::Value> {
+        loop {
+            let mut line = String::new();
+            if self.reader.read_line(&mut line)? == 0 {
+                anyhow::bail!("qemu closed its QMP socket");
+            }
+            let value: serde_json::Value = serde_json::from_str(&line)
+                .map_err(|e| anyhow::anyhow!("qemu's QMP said {line:?}: {e}"))?;
+            if value.get("event").is_none() {
+                return Ok(value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_lists_keep_their_order() {
+        assert_eq!(parse_pin_list("1,0").unwrap(), [1, 0]);
+        assert_eq!(parse_pin_list("2-3,0").unwrap(), [2, 3, 0]);
+        assert!(parse_pin_list("1,,0").is_err());
+        assert!(parse_pin_list("x").is_err());
+    }
+}
