@@ -96,9 +96,11 @@ mod emit;
 mod frame;
 mod panics;
 mod parse;
+mod split;
 
 pub use emit::Emitter;
 pub use parse::{parse, Message, Parsed};
+pub use split::{split_boots, BootLog, SplitLog};
 
 /// The protocol version written after the prefix of every line.
 pub const VERSION: u32 = 1;

@@ -210,6 +210,71 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     assert!(log.starts_with(&[0x1f, 0x8b]), "a gzip console log");
     // The first session is the first boot: kernel A.
     import_console_reads_the_same_boot(&log, dir.path(), base.trim_start_matches("vm-"));
+    let second: Vec<u8> = conn
+        .query_row("SELECT console_log FROM sessions WHERE id = 2", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    a_panic_fails_only_its_own_boot_of_a_capture(&gunzip(&log), &gunzip(&second), dir.path());
+}
+
+fn gunzip(gzip: &[u8]) -> String {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gzip), &mut text).unwrap();
+    text
+}
+
+/// Two real boots in one capture, as a board's serial log of a whole job holds them: a
+/// panic before the second boot's first record fails the second boot alone; one after
+/// the last boot's records fails no boot and is said.
+fn a_panic_fails_only_its_own_boot_of_a_capture(first: &str, second: &str, dir: &Path) {
+    let panic = "[    1.234567] Kernel panic - not syncing: Attempted to kill init!\n";
+    let db = dir.join("capture.db");
+    let import = |name: &str, content: String| -> (Output, Vec<Option<String>>) {
+        let file = dir.join(name);
+        std::fs::write(&file, content).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kbench"))
+            .args(["import-console", file.to_str().unwrap(), "--label", name])
+            .args(["--db", db.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT (SELECT r.error FROM runs r WHERE r.session_id = s.id AND r.error IS NOT NULL LIMIT 1)
+                 FROM sessions s WHERE s.label = ?1 ORDER BY s.id",
+            )
+            .unwrap();
+        let errors = stmt
+            .query_map([name], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        (out, errors)
+    };
+    let (out, errors) = import("between", format!("{first}\n{panic}{second}"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].is_none(), "the first boot is intact: {errors:?}");
+    assert!(
+        errors[1]
+            .as_deref()
+            .unwrap_or_default()
+            .contains("the kernel died"),
+        "{errors:?}"
+    );
+    let (out, errors) = import("after", format!("{first}\n{second}\n{panic}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(errors, [None, None]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a boot that never reported"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A boot's console log, as a board's serial capture and as a LAVA job log, imported

@@ -35,8 +35,8 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
     } else {
         text.into_owned()
     };
-    let nonces = boots_in(&console);
-    if nonces.is_empty() {
+    let split = kbench_console::split_boots(&console);
+    if split.boots.is_empty() {
         return usage(format!(
             "{}: no kbench console records in it",
             args.log.display()
@@ -51,24 +51,31 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
         shared_log: true,
     };
     let mut failed = 0;
-    for nonce in &nonces {
-        if !store_boot(&mut store, &target, nonce, &console, &HostView::default())? {
+    // Each boot is judged on its own stretch of the capture: a panic in one boot's
+    // kernel fails that boot, not every boot of the job.
+    for boot in &split.boots {
+        if !store_boot(
+            &mut store,
+            &target,
+            &boot.nonce,
+            boot.text,
+            &HostView::default(),
+        )? {
             failed += 1;
         }
     }
+    if let Some(panic) = kbench_console::parse(split.tail, "").panics.first() {
+        eprintln!(
+            "kbench import-console: after the last boot's records a kernel died (a boot that never reported?): {panic}"
+        );
+    }
     outln!(
         "kbench import-console: {} boot(s) under {}, {} failed",
-        nonces.len(),
+        split.boots.len(),
         args.label,
         failed
     );
     Ok(i32::from(failed > 0))
-}
-
-/// The boots whose framed lines the log holds, in order of first appearance: every
-/// intact line names its boot's nonce, and none is this empty one.
-fn boots_in(console: &str) -> Vec<String> {
-    kbench_console::parse(console, "").other_nonces
 }
 
 /// A LAVA job log: a YAML list of `{dt: ..., lvl: ..., msg: ...}` entries.
