@@ -1,10 +1,46 @@
 #!/usr/bin/env bash
 # Builds a statically linked kbench (glibc, crt-static) to copy to a board or into
-# an initramfs. Naming the target explicitly keeps the static flag off build scripts
-# and proc-macros, which must stay dynamic. Prints the binary's path.
+# an initramfs, and prints the binary's path.
+#
+#   scripts/build-static.sh            # this machine's architecture
+#   scripts/build-static.sh aarch64    # an arm64 board's, on an x86 machine
+#
+# Naming the target explicitly keeps the static flag off build scripts and
+# proc-macros, which must stay dynamic. rustup has no aarch64 standard library on our
+# machines, but Debian does: the aarch64 build uses Debian's rustc-web and the cross
+# gcc (scripts/install-aarch64-toolchain.sh), in a target directory of its own so the
+# two compilers do not rebuild each other's artefacts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${KBENCH_TARGET:-$(rustc -vV | sed -n 's/^host: //p')}
-RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-    cargo build --release --locked --target "$target" -p kbench -q
-echo "target/$target/release/kbench"
+host=$(rustc -vV | sed -n 's/^host: //p')
+case "${1:-${KBENCH_TARGET:-$host}}" in
+    x86_64 | x86_64-unknown-linux-gnu) target=x86_64-unknown-linux-gnu ;;
+    aarch64 | arm64 | aarch64-unknown-linux-gnu) target=aarch64-unknown-linux-gnu ;;
+    "$host") target=$host ;;
+    *)
+        echo "build-static.sh: unknown target '$1' (x86_64 or aarch64)" >&2
+        exit 2
+        ;;
+esac
+if [[ $target == "$host" ]]; then
+    RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+        cargo build --release --locked --target "$target" -p kbench -q
+    echo "target/$target/release/kbench"
+    exit 0
+fi
+# A cross build: Debian's cargo with its std for the target, and the cross gcc as
+# linker and C compiler (SQLite is compiled from source).
+cargo=/usr/bin/cargo
+if [[ ! -x $cargo ]] || ! /usr/bin/rustc --print sysroot >/dev/null 2>&1 ||
+    [[ ! -d $(/usr/bin/rustc --print sysroot)/lib/rustlib/$target ]]; then
+    echo "build-static.sh: no Debian Rust with the $target std; run scripts/install-aarch64-toolchain.sh" >&2
+    exit 2
+fi
+triple=${target%%-unknown-*}-linux-gnu
+env_target=$(echo "$target" | tr 'a-z-' 'A-Z_')
+export "CARGO_TARGET_${env_target}_LINKER=$triple-gcc"
+export "CC_${target//-/_}=$triple-gcc"
+export "AR_${target//-/_}=$triple-ar"
+RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" CARGO_TARGET_DIR=target/debian-rustc \
+    RUSTC=/usr/bin/rustc "$cargo" build --release --locked --target "$target" -p kbench -q
+echo "target/debian-rustc/$target/release/kbench"

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 /// What the machine says about virtualization.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Virtualization {
-    /// The hypervisor when one is detected (`KVM`, `Xen`, `VMware`, `Hyper-V`, `unknown`).
+    /// The hypervisor when one is detected (`KVM`, `Xen`, `VMware`, `Hyper-V`, `QEMU
+    /// virt`, `unknown`).
     pub hypervisor: Option<String>,
     /// The facts that led to the verdict, for the record.
     pub evidence: Vec<String>,
@@ -61,6 +62,22 @@ impl Virtualization {
                     Some(name),
                     format!("device tree hypervisor: {}", compat.trim()),
                 );
+                break;
+            }
+        }
+        // QEMU's arm64 `virt` machine (TCG or KVM) names itself in the device tree's
+        // root; nothing else on arm64 says "emulated".
+        for dt in [
+            "/proc/device-tree/compatible",
+            "/sys/firmware/devicetree/base/compatible",
+        ] {
+            if let Some(compat) = root.read_value(dt) {
+                if compat.split('\0').any(|c| c.trim() == "linux,dummy-virt") {
+                    note(
+                        Some("QEMU virt"),
+                        "device tree: linux,dummy-virt (QEMU's virt machine)".to_string(),
+                    );
+                }
                 break;
             }
         }

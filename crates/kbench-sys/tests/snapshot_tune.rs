@@ -32,6 +32,24 @@ fn snapshot_of_each_fixture() {
 }
 
 #[test]
+fn qemus_arm64_virt_machine_is_named_from_its_device_tree() {
+    let (_dir, root) = fixture_copy("rk3399");
+    let dt = root.path("/proc/device-tree");
+    std::fs::create_dir_all(&dt).unwrap();
+    std::fs::write(dt.join("compatible"), b"linux,dummy-virt\0").unwrap();
+    let vm = EnvSnapshot::capture(&root);
+    assert_eq!(vm.virtualization.hypervisor.as_deref(), Some("QEMU virt"));
+    assert!(vm.virtualization.evidence[0].contains("dummy-virt"));
+    let warned = checklist(&vm, &root)
+        .into_iter()
+        .any(|c| c.item == "virtualization" && c.status == CheckStatus::Warn);
+    assert!(warned);
+    // A board's own compatible string is no hypervisor.
+    std::fs::write(dt.join("compatible"), b"radxa,rockpi4b\0rockchip,rk3399\0").unwrap();
+    assert_eq!(EnvSnapshot::capture(&root).virtualization.hypervisor, None);
+}
+
+#[test]
 fn differences_group_per_cpu_values() {
     let a = EnvSnapshot::capture(&fixture("rk3399"));
     let mut b = a.clone();
