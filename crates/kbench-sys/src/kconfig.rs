@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 /// The running kernel's config, when it was built with `CONFIG_IKCONFIG_PROC`.
 pub const PROC_CONFIG_GZ: &str = "/proc/config.gz";
 
-/// A decompressed config larger than this is not a kernel config (one is ~300 KB).
+/// A decompressed config larger than this is not a kernel config (a distribution's
+/// is under 300 KB).
 const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// The value of one option, as a `.config` line spells it.
