@@ -11,6 +11,7 @@ use kbench_stats::{
     Verdict,
 };
 use kbench_store::{RunRow, SessionRow, Store, SummaryRow};
+use kbench_sys::kconfig::{self, KernelConfig};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Options of a comparison report.
@@ -30,6 +31,10 @@ pub struct ReportOptions {
 
 /// The two-sided error rate of every interval (confidence 1 − α).
 pub const ALPHA: f64 = 0.05;
+
+/// The key [`ReportNote::SessionsDiffer`] names when a side's sessions ran on
+/// kernels of different configs.
+pub const SESSIONS_DIFFER_KERNEL_CONFIG: &str = "kernel_config";
 
 /// The default floor of delta, percent.
 pub const DEFAULT_DELTA_PCT: f64 = 1.0;
@@ -226,6 +231,7 @@ pub fn compare_labels(
         rows,
         not_compared,
         environment_differences: environment_differences(&a.sessions, &b.sessions),
+        config_differences: config_differences(store, &a.sessions, &b.sessions)?,
         notes,
         reproduce: reproduce(base, new, &a.sessions, &b.sessions, opts.delta_pct),
         seed: opts.seed,
@@ -762,6 +768,60 @@ fn environment_differences(a: &[SessionRow], b: &[SessionRow]) -> Vec<EnvDiffere
     }
 }
 
+/// The newest session's config of each side, compared option by option.
+fn config_differences(
+    store: &Store,
+    a: &[SessionRow],
+    b: &[SessionRow],
+) -> Result<ConfigDifferences, AnalysisError> {
+    let newest = |sessions: &[SessionRow]| -> Result<Option<(String, String)>, AnalysisError> {
+        let Some(hash) = sessions
+            .iter()
+            .rev()
+            .find_map(|s| s.kernel_config_hash.clone())
+        else {
+            return Ok(None);
+        };
+        Ok(store.kernel_config_by_hash(&hash)?.map(|text| (hash, text)))
+    };
+    let (base, new) = match (newest(a)?, newest(b)?) {
+        (Some(base), Some(new)) => (base, new),
+        (base, new) => {
+            let sides = [
+                (SideName::Base, base.is_none()),
+                (SideName::New, new.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(side, unknown)| unknown.then_some(side))
+            .collect();
+            return Ok(ConfigDifferences::Unknown { sides });
+        }
+    };
+    let base_config = KernelConfig::parse(&base.1);
+    let new_config = if new.0 == base.0 {
+        base_config.clone()
+    } else {
+        KernelConfig::parse(&new.1)
+    };
+    let mut differences = kconfig::differences(&base_config, &new_config);
+    // What a changed value does is the likelier surprise than an option one kernel
+    // lacks: those first.
+    differences.sort_by_key(|d| !d.is_change());
+    let count = |f: &dyn Fn(&kconfig::ConfigDifference) -> bool| {
+        differences.iter().filter(|d| f(d)).count()
+    };
+    Ok(ConfigDifferences::Compared(ConfigComparison {
+        base_hash: base.0,
+        new_hash: new.0,
+        base_options_set: base_config.set_count(),
+        new_options_set: new_config.set_count(),
+        changed: count(&|d| d.is_change()),
+        only_base: count(&|d| d.base.is_set() && !d.new.is_set()),
+        only_new: count(&|d| !d.base.is_set() && d.new.is_set()),
+        differences,
+    }))
+}
+
 /// Findings about one side's sessions as a whole.
 fn side_notes(side: SideName, loaded: &Loaded) -> Vec<ReportNote> {
     let snapshots: Vec<_> = loaded.sessions.iter().filter_map(crate::snapshot).collect();
@@ -774,8 +834,8 @@ fn side_notes(side: SideName, loaded: &Loaded) -> Vec<ReportNote> {
             first_error: loaded.runs.iter().find_map(|r| r.run.error.clone()),
         });
     }
+    let mut keys = BTreeSet::new();
     if let Some(first) = snapshots.first() {
-        let mut keys = BTreeSet::new();
         for other in &snapshots[1..] {
             for (key, _, _) in kbench_sys::EnvSnapshot::differences(first, other) {
                 if key != "boot_id" && key != "load_average" && key != "runnable_tasks" {
@@ -783,12 +843,20 @@ fn side_notes(side: SideName, loaded: &Loaded) -> Vec<ReportNote> {
                 }
             }
         }
-        if !keys.is_empty() {
-            notes.push(ReportNote::SessionsDiffer {
-                side,
-                keys: keys.into_iter().collect(),
-            });
-        }
+    }
+    let configs: BTreeSet<&String> = loaded
+        .sessions
+        .iter()
+        .filter_map(|s| s.kernel_config_hash.as_ref())
+        .collect();
+    if configs.len() > 1 {
+        keys.insert(SESSIONS_DIFFER_KERNEL_CONFIG.to_string());
+    }
+    if !keys.is_empty() {
+        notes.push(ReportNote::SessionsDiffer {
+            side,
+            keys: keys.into_iter().collect(),
+        });
     }
     if boots(&loaded.sessions) == 1 {
         notes.push(ReportNote::OneBoot { side });

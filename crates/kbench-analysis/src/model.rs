@@ -20,6 +20,9 @@ pub struct CompareReport {
     /// never pooled, never compared, always said.
     pub not_compared: Vec<NotCompared>,
     pub environment_differences: Vec<EnvDifference>,
+    /// The kernel config options the sides' kernels set differently.
+    #[serde(default)]
+    pub config_differences: ConfigDifferences,
     pub notes: Vec<ReportNote>,
     /// The kbench commands that reproduce this comparison.
     pub reproduce: Vec<String>,
@@ -289,6 +292,48 @@ pub struct EnvDifference {
     pub key: String,
     pub base: String,
     pub new: String,
+}
+
+/// The kernel configs of the two sides, compared: the newest session of each side
+/// that has one. Kernels that differ in more than the patch under test differ here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum ConfigDifferences {
+    /// Both configs are known.
+    Compared(ConfigComparison),
+    /// These sides have no session whose kernel config is known (run before kbench
+    /// kept configs, imported from another tool's output, or a kernel with neither
+    /// /proc/config.gz nor /boot/config-RELEASE): nothing compared.
+    Unknown { sides: Vec<SideName> },
+}
+
+impl Default for ConfigDifferences {
+    /// A report of a kbench before configs were kept: neither side's is known.
+    fn default() -> Self {
+        ConfigDifferences::Unknown {
+            sides: vec![SideName::Base, SideName::New],
+        }
+    }
+}
+
+/// Two kernel configs compared option by option; an option that is `# ... is not
+/// set`, `=n` or absent is `n` in both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigComparison {
+    /// The sha256 of each config as stored (equal hashes: the same config).
+    pub base_hash: String,
+    pub new_hash: String,
+    /// Options each config sets (to anything but `n`).
+    pub base_options_set: usize,
+    pub new_options_set: usize,
+    /// Options both set, to different values (`y` and `m`, `250` and `1000`).
+    pub changed: usize,
+    /// Options set in base only (`n` in new), and in new only.
+    pub only_base: usize,
+    pub only_new: usize,
+    /// Every option that differs: the changed ones first, then those set on one side
+    /// only, each in name order.
+    pub differences: Vec<kbench_sys::kconfig::ConfigDifference>,
 }
 
 /// A finding about a whole side.

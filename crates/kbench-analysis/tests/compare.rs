@@ -462,3 +462,88 @@ fn one_placement_throughout_adds_nothing() {
         Diagnostic::PlacementMix { .. } | Diagnostic::ModesArePlacements { .. }
     )));
 }
+
+fn config_comparison(report: &CompareReport) -> &kbench_analysis::ConfigComparison {
+    match &report.config_differences {
+        kbench_analysis::ConfigDifferences::Compared(c) => c,
+        other => panic!("configs not compared: {other:?}"),
+    }
+}
+
+#[test]
+fn kernel_configs_of_the_newest_sessions_are_compared_option_by_option() {
+    let mut f = Fixture::new();
+    let old_base = f.session("base", "b1", None, &runs(10.0, 0.01, 0));
+    let base = f.session("base", "b2", None, &runs(10.0, 0.01, 1));
+    let new = f.session("new", "b3", None, &runs(10.0, 0.01, 2));
+    // The newest new session has no config: the newest that has one is compared.
+    f.session("new", "b4", None, &runs(10.0, 0.01, 3));
+    // The older base session's config is not the one compared.
+    f.store
+        .set_kernel_config(old_base, "CONFIG_OLD=y\n")
+        .unwrap();
+    f.store
+        .set_kernel_config(
+            base,
+            "CONFIG_A=y\nCONFIG_B=y\nCONFIG_HZ=250\n# CONFIG_N is not set\nCONFIG_SAME=m\n",
+        )
+        .unwrap();
+    f.store
+        .set_kernel_config(
+            new,
+            "CONFIG_A=m\nCONFIG_C=y\nCONFIG_HZ=1000\nCONFIG_SAME=m\n",
+        )
+        .unwrap();
+    let report = f.compare("base", "new");
+    let c = config_comparison(&report);
+    let listed: Vec<String> = c
+        .differences
+        .iter()
+        .map(|d| format!("{}={}->{}", d.option, d.base, d.new))
+        .collect();
+    // Changed values first, then options set on one side only; n and absent are one.
+    assert_eq!(
+        listed,
+        [
+            "CONFIG_A=y->m",
+            "CONFIG_HZ=250->1000",
+            "CONFIG_B=y->n",
+            "CONFIG_C=n->y"
+        ]
+    );
+    assert_eq!((c.changed, c.only_base, c.only_new), (2, 1, 1));
+    assert_eq!((c.base_options_set, c.new_options_set), (4, 4));
+    assert_ne!(c.base_hash, c.new_hash);
+    // base's two sessions ran on kernels of two configs: said as a note on base.
+    let base_note = report.notes.iter().find_map(|n| match n {
+        kbench_analysis::ReportNote::SessionsDiffer { side, keys } if *side == SideName::Base => {
+            Some(keys.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(base_note, Some(vec!["kernel_config".to_string()]));
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["config_differences"]["status"], "compared");
+    assert_eq!(json["config_differences"]["differences"][0]["base"], "y");
+    assert_eq!(json["config_differences"]["differences"][0]["new"], "m");
+}
+
+#[test]
+fn one_config_on_both_sides_has_no_differences_and_an_unknown_side_is_named() {
+    let mut f = Fixture::new();
+    let a = f.session("base", "b1", None, &runs(10.0, 0.01, 0));
+    let b = f.session("new", "b2", None, &runs(10.0, 0.01, 1));
+    f.session("other", "b3", None, &runs(10.0, 0.01, 2));
+    f.store.set_kernel_config(a, "CONFIG_A=y\n").unwrap();
+    f.store.set_kernel_config(b, "CONFIG_A=y\r\n").unwrap();
+    let same = f.compare("base", "new");
+    let c = config_comparison(&same);
+    assert!(c.differences.is_empty());
+    assert_eq!(c.base_hash, c.new_hash);
+    match f.compare("base", "other").config_differences {
+        kbench_analysis::ConfigDifferences::Unknown { sides } => {
+            assert_eq!(sides, [SideName::New])
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -123,3 +123,71 @@ fn text_fits_80_columns_whatever_the_labels() {
         }
     }
 }
+
+/// The static-call comparison of the fixture, with `n` more differing options of
+/// long names and long string values.
+fn with_many_config_differences(n: usize) -> Vec<CompareReport> {
+    use kbench_report::compare::ConfigDifferences;
+    use kbench_sys::kconfig::{ConfigDifference, ConfigValue};
+    let mut reports = reports("three-kernels.json");
+    let ConfigDifferences::Compared(c) = &mut reports[1].config_differences else {
+        panic!("the fixture compares configs");
+    };
+    for i in 0..n {
+        c.differences.push(ConfigDifference {
+            option: format!("CONFIG_SND_SOC_INTEL_SKYLAKE_HDAUDIO_CODEC_NUMBER_{i}"),
+            base: ConfigValue::Str("x".repeat(90)),
+            new: ConfigValue::Module,
+        });
+    }
+    c.only_base += n;
+    reports
+}
+
+#[test]
+fn full_text_lists_every_differing_option_in_80_columns() {
+    let reports = with_many_config_differences(400);
+    let text = by_name("text").unwrap().render(&reports, Layout::Full);
+    assert!(widest_line(&text) <= 80, "{text}");
+    let section = text
+        .split("Kernel config:\n")
+        .nth(2)
+        .expect("a kernel config section per report");
+    let words = section.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.starts_with("406 options differ: 2 changed, 402 set in v6.1-ptr only, 2 set in v6.1-static-call only; sha256 "),
+        "{section}"
+    );
+    for i in [0, 199, 399] {
+        // A value too long for the line goes on the next, split where it must be.
+        let option = format!("  CONFIG_SND_SOC_INTEL_SKYLAKE_HDAUDIO_CODEC_NUMBER_{i}\n    \"xxx");
+        assert!(section.contains(&option), "{option} missing:\n{section}");
+    }
+    assert!(section.contains("  CONFIG_HZ 250 -> 1000\n"), "{section}");
+    // The first report's configs differ in one option, said in full too.
+    assert!(
+        text.contains("  CONFIG_LOCALVERSION \"\" -> \"+rtconst\"\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_one_screen_names_three_options_whatever_the_count() {
+    for layout_format in ["text", "markdown"] {
+        let reports = with_many_config_differences(400);
+        let text = by_name(layout_format)
+            .unwrap()
+            .render(&reports, Layout::Compact);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains("406 options differ"), "{text}");
+        assert!(text.contains("--full lists all"), "{text}");
+        assert!(!text.contains("CODEC_NUMBER_0"), "{text}");
+    }
+    let markdown = by_name("markdown")
+        .unwrap()
+        .render(&with_many_config_differences(2), Layout::Full);
+    assert!(
+        markdown.contains("- `CONFIG_HZ`: `250` → `1000`\n"),
+        "{markdown}"
+    );
+}

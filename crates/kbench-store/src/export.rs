@@ -6,12 +6,14 @@ use crate::store::{AbSide, SessionWithRuns, Store, StoreError, StoredRun};
 use crate::NewSession;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 
 /// The marker and version of the JSON export format.
 pub const EXPORT_FORMAT: &str = "kbench-export";
 /// 2: typed failures (`error`), `ab_side`, primary values, structured `source`, and
 /// pipe's `perf_signed_loops` in the record instead of a parameter. Version 1 exports
-/// are read and upgraded.
+/// are read and upgraded. Kernel configs came later without a new version: a reader
+/// that does not know them ignores them, and loses nothing else.
 pub const EXPORT_VERSION: u32 = 2;
 
 /// A label's sessions, as `kbench export --format json` writes them.
@@ -21,14 +23,26 @@ pub struct Export {
     pub version: u32,
     pub label: String,
     pub sessions: Vec<SessionWithRuns>,
+    /// The kernel configs the sessions ran on, each once, by hash
+    /// ([`SessionWithRuns::kernel_config_hash`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_configs: BTreeMap<String, String>,
 }
 
 /// Everything stored under `label`.
 pub fn export_label(store: &Store, label: &str) -> Result<Export, StoreError> {
     let runs = store.runs(label)?;
     let summaries = store.summaries(label)?;
-    let sessions = store
-        .sessions(label)?
+    let rows = store.sessions(label)?;
+    let mut kernel_configs = BTreeMap::new();
+    for hash in rows.iter().filter_map(|s| s.kernel_config_hash.as_ref()) {
+        if !kernel_configs.contains_key(hash) {
+            if let Some(text) = store.kernel_config_by_hash(hash)? {
+                kernel_configs.insert(hash.clone(), text);
+            }
+        }
+    }
+    let sessions = rows
         .into_iter()
         .map(|s| SessionWithRuns {
             session: NewSession {
@@ -54,6 +68,7 @@ pub fn export_label(store: &Store, label: &str) -> Result<Export, StoreError> {
                 .filter(|m| m.session_id == s.id)
                 .cloned()
                 .collect(),
+            kernel_config_hash: s.kernel_config_hash.clone(),
         })
         .collect();
     Ok(Export {
@@ -61,6 +76,7 @@ pub fn export_label(store: &Store, label: &str) -> Result<Export, StoreError> {
         version: EXPORT_VERSION,
         label: label.into(),
         sessions,
+        kernel_configs,
     })
 }
 
@@ -80,10 +96,33 @@ pub fn parse_export(text: &str) -> Option<Result<Export, String>> {
                         e.version
                     ))
                 } else {
-                    Ok(upgraded(e))
+                    check_kernel_configs(&e).map(|()| upgraded(e))
                 }
             }),
     )
+}
+
+/// Every config is the text its hash names, and every session's config is there: an
+/// export edited by hand must not attach one kernel's config to another's sessions.
+fn check_kernel_configs(export: &Export) -> Result<(), String> {
+    for (hash, text) in &export.kernel_configs {
+        if crate::config_hash(text) != *hash {
+            return Err(format!(
+                "a kbench export, but malformed: kernel config {hash} is not the text of that hash"
+            ));
+        }
+    }
+    let missing = export
+        .sessions
+        .iter()
+        .filter_map(|s| s.kernel_config_hash.as_ref())
+        .find(|h| !export.kernel_configs.contains_key(*h));
+    match missing {
+        Some(hash) => Err(format!(
+            "a kbench export, but malformed: no kernel config {hash} for a session that ran on it"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// An export of an older version in the current one's terms.

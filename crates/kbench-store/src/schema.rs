@@ -199,6 +199,15 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN console_log BLOB;
     "#,
+    // 5: the kernel config a session ran on, kept once per content: the sessions of one
+    // kernel share a row, and a config differing between two labels is said by compare.
+    r#"
+    CREATE TABLE kernel_configs (
+        hash            TEXT PRIMARY KEY,       -- sha256 (hex) of the normalized text
+        config          BLOB NOT NULL           -- that text, gzip-compressed
+    ) WITHOUT ROWID;
+    ALTER TABLE sessions ADD COLUMN kernel_config_hash TEXT REFERENCES kernel_configs(hash);
+    "#,
 ];
 
 /// The schema version this kbench writes.

@@ -4,6 +4,7 @@
 //! its own transaction, so a crash loses at most the run in flight.
 use crate::import::Imported;
 use crate::json::RawJson;
+use crate::kernel_config::{self, config_hash};
 use crate::record::{legacy_primary, mark_legacy_primary};
 use crate::schema::{current_version, MIGRATIONS};
 use kbench_record::RunRecord;
@@ -24,6 +25,9 @@ pub enum StoreError {
     Unusable(String),
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A stored value does not read back (a config that does not decompress).
+    #[error("corrupt database: {0}")]
+    Corrupt(String),
 }
 
 /// The database path kbench uses when `--db` is absent: `$KBENCH_DB`, else
@@ -279,6 +283,9 @@ pub struct SessionRow {
     pub interleave_group: Option<String>,
     /// Its measured runs ([`StoredRun::is_measured`]).
     pub runs: u64,
+    /// The kernel config it ran on ([`Store::kernel_config_by_hash`]), when known.
+    #[serde(default)]
+    pub kernel_config_hash: Option<String>,
 }
 
 /// A stored summary-only result (perf stat -r).
@@ -306,6 +313,10 @@ pub struct SessionWithRuns {
     pub ended_unix_ns: Option<u64>,
     pub runs: Vec<StoredRun>,
     pub summaries: Vec<SummaryRow>,
+    /// The kernel config it ran on: its hash, the text kept once per export
+    /// ([`crate::export::Export::kernel_configs`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_config_hash: Option<String>,
 }
 
 /// One label at a glance.
@@ -474,7 +485,6 @@ impl Store {
         Ok(())
     }
 
-    /// Stores one run and its values in one transaction.
     /// Keeps a boot's console log (gzip bytes) with its session.
     pub fn set_console_log(&mut self, session_id: i64, gzip: &[u8]) -> Result<(), StoreError> {
         self.conn.execute(
@@ -493,6 +503,50 @@ impl Store {
         )?)
     }
 
+    /// Keeps the kernel config `text` a session ran on, once per content: sessions of
+    /// one config share its row. Returns its hash ([`config_hash`]).
+    pub fn set_kernel_config(&mut self, session_id: i64, text: &str) -> Result<String, StoreError> {
+        let tx = self.conn.transaction()?;
+        let hash = set_kernel_config_tx(&tx, session_id, text)?;
+        tx.commit()?;
+        Ok(hash)
+    }
+
+    /// The kernel config a session ran on, if it is known.
+    pub fn kernel_config(&self, session_id: i64) -> Result<Option<String>, StoreError> {
+        let hash: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT kernel_config_hash FROM sessions WHERE id = ?1",
+                params![session_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        match hash {
+            Some(hash) => self.kernel_config_by_hash(&hash),
+            None => Ok(None),
+        }
+    }
+
+    /// The kernel config stored under `hash` ([`SessionRow::kernel_config_hash`]).
+    pub fn kernel_config_by_hash(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        let gzip: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT config FROM kernel_configs WHERE hash = ?1",
+                params![hash],
+                |r| r.get(0),
+            )
+            .optional()?;
+        gzip.map(|bytes| {
+            kernel_config::gunzip(&bytes)
+                .map_err(|e| StoreError::Corrupt(format!("kernel config {hash}: {e}")))
+        })
+        .transpose()
+    }
+
+    /// Stores one run and its values in one transaction.
     pub fn insert_run(&mut self, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
         let tx = self.conn.transaction()?;
         let id = insert_run_tx(&tx, session_id, run)?;
@@ -538,11 +592,13 @@ impl Store {
         Ok(session_id)
     }
 
-    /// Stores whole sessions with their runs and summaries in one transaction (the
-    /// import of a kbench export): all or nothing.
+    /// Stores whole sessions with their runs, summaries and kernel configs (their text
+    /// by hash in `kernel_configs`) in one transaction (the import of a kbench export):
+    /// all or nothing. A hash without its text leaves the session's config unknown.
     pub fn insert_sessions(
         &mut self,
         sessions: &[SessionWithRuns],
+        kernel_configs: &BTreeMap<String, String>,
     ) -> Result<Vec<i64>, StoreError> {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::new();
@@ -559,6 +615,13 @@ impl Store {
             }
             for m in &s.summaries {
                 insert_summary(&tx, id, m)?;
+            }
+            let config = s
+                .kernel_config_hash
+                .as_ref()
+                .and_then(|h| kernel_configs.get(h));
+            if let Some(text) = config {
+                set_kernel_config_tx(&tx, id, text)?;
             }
             ids.push(id);
         }
@@ -641,7 +704,7 @@ impl Store {
                     s.kbench_version, s.command_line, s.seed, s.environment,
                     s.source_file, s.source_format, s.source_hash,
                     (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL}),
-                    s.interleave_group
+                    s.interleave_group, s.kernel_config_hash
              FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
         ))?;
         let rows = stmt.query_map(params![label], |r| {
@@ -667,6 +730,7 @@ impl Store {
                 }),
                 runs: r.get::<_, i64>(13)? as u64,
                 interleave_group: r.get(14)?,
+                kernel_config_hash: r.get(15)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -948,6 +1012,40 @@ fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> 
         ],
     )?;
     Ok(conn.last_insert_rowid())
+}
+
+/// Keeps a config (compressed only when its hash is new) and points the session at it.
+fn set_kernel_config_tx(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    text: &str,
+) -> Result<String, StoreError> {
+    let text = kernel_config::normalized(text);
+    let hash = config_hash(&text);
+    let known = tx
+        .query_row(
+            "SELECT 1 FROM kernel_configs WHERE hash = ?1",
+            params![hash],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if !known {
+        tx.execute(
+            "INSERT INTO kernel_configs (hash, config) VALUES (?1, ?2)",
+            params![hash, kernel_config::gzip(&text)],
+        )?;
+    }
+    let updated = tx.execute(
+        "UPDATE sessions SET kernel_config_hash = ?1 WHERE id = ?2",
+        params![hash, session_id],
+    )?;
+    if updated == 0 {
+        return Err(StoreError::Unusable(format!(
+            "no session {session_id} to keep a kernel config with"
+        )));
+    }
+    Ok(hash)
 }
 
 fn insert_summary(conn: &Connection, session_id: i64, m: &SummaryRow) -> Result<(), StoreError> {

@@ -33,6 +33,14 @@ pub enum SysError {
         #[source]
         source: std::io::Error,
     },
+    /// A kernel config file someone named could not be read, or is not one.
+    #[error("kernel config {}: {reason}", path.display())]
+    KernelConfig {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The tune state file is missing, unreadable or belongs to another sysroot.
     #[error("{0}")]
     TuneState(String),

@@ -12,6 +12,7 @@
 //! - [`EnvSnapshot::capture`]: the environment record stored with every session;
 //! - [`checklist::checklist`]: the noise checklist shown by `kbench env`;
 //! - [`tune`]: `kbench env --tune/--reset`;
+//! - [`kconfig`]: kernel configs read into options, their differences, the running one's;
 //! - [`Interrupts::read`]: `/proc/interrupts` with IPI classification and deltas;
 //! - [`nr_migrations`] / [`SchedStats`]: per-task scheduler counters.
 
@@ -27,6 +28,7 @@ pub mod cpulist;
 pub mod cpuspec;
 mod error;
 pub mod interrupts;
+pub mod kconfig;
 pub mod midr;
 pub mod sched;
 pub mod snapshot;

@@ -66,6 +66,38 @@ pub fn new_session(label: &str, kind: &str, seed: Option<u64>) -> NewSession {
     }
 }
 
+/// Names the running kernel's config file (text or gzip) where the kernel has neither
+/// /proc/config.gz nor /boot/config-RELEASE: a kernel booted straight from a build
+/// tree, or a test's fixture.
+pub const KERNEL_CONFIG_ENV: &str = "KBENCH_KERNEL_CONFIG";
+
+/// The running kernel's config: the file `$KBENCH_KERNEL_CONFIG` names, else
+/// /proc/config.gz, else /boot/config-RELEASE (both under `$KBENCH_SYSROOT`); `None`
+/// when there is none. A named file that is not a config is the user's error.
+pub fn running_kernel_config() -> anyhow::Result<Option<String>> {
+    match std::env::var_os(KERNEL_CONFIG_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => kbench_sys::kconfig::read_file(Path::new(&path))
+            .map(Some)
+            .or_else(|e| crate::error::usage(format!("${KERNEL_CONFIG_ENV}: {e}"))),
+        None => {
+            let root = kbench_sys::Sysroot::from_env();
+            Ok(kbench_sys::kconfig::read_running(&root).map(|c| c.text))
+        }
+    }
+}
+
+/// Starts a session measured on this machine's running kernel, keeping that kernel's
+/// config with it when it is known, so that compare can tell two kernels' configs
+/// apart. The config is read first: a bad `$KBENCH_KERNEL_CONFIG` starts nothing.
+pub fn begin_session(store: &mut Store, new: &NewSession) -> anyhow::Result<i64> {
+    let config = running_kernel_config()?;
+    let id = store.begin_session(new).map_err(store_error)?;
+    if let Some(text) = config {
+        store.set_kernel_config(id, &text).map_err(store_error)?;
+    }
+    Ok(id)
+}
+
 /// Labels name sides in reports and shell commands: keep them simple.
 pub fn check_label(label: &str) -> anyhow::Result<()> {
     let ok = !label.is_empty()

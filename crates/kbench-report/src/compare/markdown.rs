@@ -115,6 +115,17 @@ fn compact(reports: &[CompareReport]) -> String {
     out
 }
 
+/// The kernel config status, then each option with its values as code.
+fn config_items(r: &CompareReport) -> Vec<String> {
+    std::iter::once(super::config_status_text(r))
+        .chain(
+            super::config_differences(r)
+                .iter()
+                .map(|d| format!("`{}`: `{}` → `{}`", d.option, d.base, d.new)),
+        )
+        .collect()
+}
+
 fn reproduce_block(out: &mut String, lines: &[String]) {
     if !lines.is_empty() {
         out.push_str("\n```sh\n");
@@ -196,6 +207,7 @@ fn full(r: &CompareReport) -> String {
                 .map(|d| format!("{}: `{}` → `{}`", d.key, d.base, d.new))
                 .collect(),
         ),
+        ("Kernel config", config_items(r)),
         ("Notes", r.notes.iter().map(|n| note_text(n, r)).collect()),
     ];
     for (title, items) in lists {

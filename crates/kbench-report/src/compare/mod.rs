@@ -13,6 +13,7 @@ pub use text::{wrap, TextFormat};
 pub use kbench_analysis::model::*;
 use kbench_record::PlacementKind;
 use kbench_stats::{Design, Level, NoiseSource};
+use kbench_sys::kconfig::ConfigDifference;
 
 /// How much a format shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -404,6 +405,122 @@ pub fn one_boot_text(labels: &str) -> String {
     format!(
         "{labels}: one boot only; boot-to-boot variation is not sampled (run again after a reboot)"
     )
+}
+
+/// How many differing options the one-screen note names before `--full` is needed.
+const CONFIG_OPTIONS_NAMED: usize = 3;
+
+/// An option's two values: `CONFIG_HZ 250 -> 1000`.
+pub fn config_difference_text(d: &ConfigDifference) -> String {
+    format!("{} {} -> {}", d.option, d.base, d.new)
+}
+
+/// "469 options differ".
+fn config_count_text(c: &ConfigComparison) -> String {
+    let n = c.differences.len();
+    if n == 1 {
+        "1 option differs".into()
+    } else {
+        format!("{n} options differ")
+    }
+}
+
+/// "469 options differ: 31 changed, 190 set in A only, 248 set in B only" (the
+/// kinds there are).
+pub fn config_counts_text(r: &CompareReport, c: &ConfigComparison) -> String {
+    let kinds: Vec<String> = [
+        (c.changed, "changed".to_string()),
+        (c.only_base, format!("set in {} only", r.base.label)),
+        (c.only_new, format!("set in {} only", r.new.label)),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    format!("{}: {}", config_count_text(c), kinds.join(", "))
+}
+
+/// The sides without a known config: "v6.1-ptr" or "v6.1-ptr and v6.12".
+fn unknown_sides_text(r: &CompareReport, sides: &[SideName]) -> String {
+    sides
+        .iter()
+        .map(|s| side_label(r, *s))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// The kernel configs in one line for the one-screen notes: the count and the first
+/// options; `None` when the configs are the same or neither is known.
+pub fn config_note_text(r: &CompareReport) -> Option<String> {
+    match &r.config_differences {
+        ConfigDifferences::Compared(c) if c.differences.is_empty() => None,
+        ConfigDifferences::Compared(c) => {
+            let named: Vec<String> = c
+                .differences
+                .iter()
+                .take(CONFIG_OPTIONS_NAMED)
+                .map(config_difference_text)
+                .collect();
+            let more = if c.differences.len() > named.len() {
+                ", ...; --full lists all"
+            } else {
+                ""
+            };
+            Some(format!(
+                "kernel config: {} ({}{more})",
+                config_count_text(c),
+                named.join(", ")
+            ))
+        }
+        ConfigDifferences::Unknown { sides } if sides.len() == 1 => Some(format!(
+            "kernel config: not compared, unknown for {}",
+            unknown_sides_text(r, sides)
+        )),
+        ConfigDifferences::Unknown { .. } => None,
+    }
+}
+
+/// What the kernel configs' comparison found, in one line: the counts and hashes, the
+/// same config, or why nothing was compared.
+pub fn config_status_text(r: &CompareReport) -> String {
+    match &r.config_differences {
+        ConfigDifferences::Compared(c) if c.differences.is_empty() => format!(
+            "the same config (sha256 {}), {} options set",
+            short_hash(&c.base_hash),
+            c.base_options_set
+        ),
+        ConfigDifferences::Compared(c) => format!(
+            "{}; sha256 {} ({} options set) -> {} ({})",
+            config_counts_text(r, c),
+            short_hash(&c.base_hash),
+            c.base_options_set,
+            short_hash(&c.new_hash),
+            c.new_options_set
+        ),
+        ConfigDifferences::Unknown { sides } => {
+            format!("not compared: unknown for {}", unknown_sides_text(r, sides))
+        }
+    }
+}
+
+/// Every option the configs set differently, in the report's order.
+pub fn config_differences(r: &CompareReport) -> &[ConfigDifference] {
+    match &r.config_differences {
+        ConfigDifferences::Compared(c) => &c.differences,
+        ConfigDifferences::Unknown { .. } => &[],
+    }
+}
+
+/// The kernel configs in full: the status line, then every differing option.
+pub fn config_lines(r: &CompareReport) -> Vec<String> {
+    std::iter::once(config_status_text(r))
+        .chain(config_differences(r).iter().map(config_difference_text))
+        .collect()
+}
+
+/// The first 12 hex digits of a sha256, as `git` shortens its hashes.
+fn short_hash(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
 }
 
 /// The noise model of the header: which calibration, and its warnings.

@@ -331,7 +331,8 @@ fn noted(d: &Diagnostic) -> bool {
 }
 
 /// The notes of the shown rows, each said once, prefixed by the rows it concerns;
-/// then what was not compared, environment differences and notes about the sides.
+/// then what was not compared, environment and kernel config differences and notes
+/// about the sides.
 pub fn notes(reports: &[CompareReport]) -> Vec<String> {
     let all = shown_rows(reports);
     // Per text: the rows it concerns and, with several labels, which comparisons.
@@ -400,6 +401,9 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
                 &mut out,
                 format!("{prefix}environment: {} {} -> {}", d.key, d.base, d.new),
             );
+        }
+        if let Some(config) = super::config_note_text(r) {
+            push_once(&mut out, format!("{prefix}{config}"));
         }
         for n in r
             .notes

@@ -307,6 +307,7 @@ fn full(r: &CompareReport) -> String {
         .map(|d| format!("{}: {} -> {}", d.key, d.base, d.new))
         .collect();
     section(&mut out, "Environment differences:", &env);
+    section(&mut out, "Kernel config:", &super::config_lines(r));
     let notes: Vec<String> = r.notes.iter().map(|n| note_text(n, r)).collect();
     section(&mut out, "Notes:", &notes);
     section(&mut out, "Reproduce:", &r.reproduce);

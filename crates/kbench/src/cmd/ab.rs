@@ -171,12 +171,8 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         ..session::new_session(label, "ab", None)
     };
     let session_ids = [
-        store
-            .begin_session(&session_of(&label_a))
-            .map_err(session::store_error)?,
-        store
-            .begin_session(&session_of(&label_b))
-            .map_err(session::store_error)?,
+        session::begin_session(&mut store, &session_of(&label_a))?,
+        session::begin_session(&mut store, &session_of(&label_b))?,
     ];
     let labels = [label_a.as_str(), label_b.as_str()];
     let mut ab = Interleaving {

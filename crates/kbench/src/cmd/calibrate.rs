@@ -73,7 +73,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     for i in 0..args.sessions {
         plan.seed = seed.wrapping_add(u64::from(i));
         let new = session::new_session(CALIBRATION_LABEL, "calibrate", Some(plan.seed));
-        let id = store.begin_session(&new).map_err(session::store_error)?;
+        let id = session::begin_session(&mut store, &new)?;
         let started = Instant::now();
         let outcomes = crate::runner::execute(&mut store, id, &plan)?;
         store

@@ -69,9 +69,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let mut store = args.db.open()?;
-    let session_id = store
-        .begin_session(&session::new_session(&args.label, "exec", None))
-        .map_err(session::store_error)?;
+    let session_id =
+        session::begin_session(&mut store, &session::new_session(&args.label, "exec", None))?;
     let mut target = Target {
         store: &mut store,
         session_id,

@@ -67,7 +67,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
             }
         }
         let ids = store
-            .insert_sessions(&export.sessions)
+            .insert_sessions(&export.sessions, &export.kernel_configs)
             .map_err(session::store_error)?;
         outln!(
             "imported {} session(s) of kbench export '{}' as {}",

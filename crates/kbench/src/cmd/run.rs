@@ -73,7 +73,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let plan = plan(&args)?;
     let mut store = args.db.open()?;
     let new = session::new_session(&args.label, "run", Some(plan.seed));
-    let session_id = store.begin_session(&new).map_err(session::store_error)?;
+    let session_id = session::begin_session(&mut store, &new)?;
     let started = Instant::now();
     let outcomes = runner::execute(&mut store, session_id, &plan)?;
     store
