@@ -132,6 +132,19 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
         (row["units_a"].as_u64(), row["units_b"].as_u64()),
         (Some(2), Some(2))
     );
+    // The two .debs' configs were stored with their boots and compared.
+    let configs = &report["config_differences"];
+    assert_eq!(configs["status"], "compared", "{configs}");
+    let count = |k: &str| {
+        configs[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k}: {configs}"))
+    };
+    assert!(count("changed") > 0 && count("only_new") > 0, "{configs}");
+    assert_eq!(
+        configs["differences"].as_array().map(Vec::len),
+        Some((count("changed") + count("only_base") + count("only_new")) as usize)
+    );
     let stored = sessions(&db);
     assert_eq!(stored.len(), 4, "{stored:?}");
     let labels: Vec<&str> = stored.iter().map(|s| s.0.as_str()).collect();

@@ -16,6 +16,10 @@ pub struct ImportConsoleArgs {
     /// The kernel release every boot must report.
     #[arg(long, value_name = "RELEASE")]
     pub kernel_release: Option<String>,
+    /// The booted kernel's configuration (a .config, or config.gz), stored with every
+    /// boot so that compare can list the options two kernels differ in.
+    #[arg(long, value_name = "FILE")]
+    pub kernel_config: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -42,6 +46,10 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
             args.log.display()
         ));
     }
+    let config = match &args.kernel_config {
+        Some(path) => Some(kbench_sys::kconfig::read_file(path).or_else(|e| usage(e.to_string()))?),
+        None => None,
+    };
     let mut store = args.db.open()?;
     let target = BootTarget {
         label: &args.label,
@@ -49,6 +57,7 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
         accel: None,
         kind: "console",
         shared_log: true,
+        kernel_config: config.as_deref(),
     };
     let mut failed = 0;
     // Each boot is judged on its own stretch of the capture: a panic in one boot's

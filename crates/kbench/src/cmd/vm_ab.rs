@@ -224,6 +224,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             accel: Some(&accel),
             kind: "vm-ab",
             shared_log: false,
+            kernel_config: sides[s].image.config.as_deref(),
         };
         let host = HostView {
             failure: run.failure,
@@ -552,6 +553,8 @@ pub struct BootTarget<'a> {
     /// The log holds other boots too (a board's capture of several): their lines are
     /// no reason to refuse this one's.
     pub shared_log: bool,
+    /// The booted kernel's configuration (config-* of its .deb), when known.
+    pub kernel_config: Option<&'a str>,
 }
 
 /// Stores one boot: its session with the guest's environment and runs when its log is
@@ -669,6 +672,11 @@ pub fn store_boot(
     store
         .set_console_log(id, &gzip(log.as_bytes()))
         .map_err(session::store_error)?;
+    if let Some(config) = target.kernel_config {
+        store
+            .set_kernel_config(id, config)
+            .map_err(session::store_error)?;
+    }
     match &failure {
         None => {
             for run in &runs {
