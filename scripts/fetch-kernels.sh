@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # Downloads real Debian cloud kernel packages for kbench-boot's tests into a cache
-# dir, once: the newest linux-image-6.1*-cloud-amd64 and linux-image-6.12*-cloud-amd64
-# the configured apt sources know. Names are resolved from apt-cache each time because
+# dir, once: the newest linux-image-6.1*-cloud-ARCH and linux-image-6.12*-cloud-ARCH
+# the configured apt sources know.
+#
+#   scripts/fetch-kernels.sh          # amd64, into $KBENCH_KERNEL_CACHE
+#   scripts/fetch-kernels.sh arm64    # arm64, into $KBENCH_KERNEL_CACHE/arm64 (needs
+#                                     # dpkg --add-architecture arm64)
+#
+# Prints the directory. Names are resolved from apt-cache each time because
 # the ABI number in them moves with every stable update. A series apt does not know
 # (6.12 needs bookworm-backports or trixie) is reported and skipped, not an error.
 set -euo pipefail
+arch=${1:-amd64}
 cache=${KBENCH_KERNEL_CACHE:-$HOME/.cache/kbench/kernels}
+case $arch in
+    amd64) ;;
+    arm64) cache=$cache/arm64 ;;
+    *)
+        echo "fetch-kernels: unknown architecture '$arch' (amd64 or arm64)" >&2
+        exit 2
+        ;;
+esac
 mkdir -p "$cache"
 
 # Prints the newest signed (or plain) image package of a series, e.g. 6.1 -> linux-image-6.1.0-48-cloud-amd64.
 newest_package() {
     local series=$1
-    apt-cache search --names-only "^linux-image-${series//./\\.}(\\.[0-9]+)*[-+][^ ]*-cloud-amd64$" |
+    apt-cache search --names-only "^linux-image-${series//./\\.}(\\.[0-9]+)*[-+][^ ]*-cloud-${arch}$" |
         awk '{print $1}' | sort -V | tail -n 1
 }
 
@@ -29,7 +44,7 @@ refresh_lists() {
 
 fetch() {
     local pkg=$1
-    (cd "$cache" && apt-get download -q "$pkg" >&2)
+    (cd "$cache" && apt-get download -q "$pkg:$arch" >&2)
 }
 
 for series in 6.1 6.12; do
@@ -39,7 +54,7 @@ for series in 6.1 6.12; do
         pkg=$(newest_package "$series")
     fi
     if [[ -z $pkg ]]; then
-        echo "fetch-kernels: apt knows no linux-image-${series}*-cloud-amd64; skipped" >&2
+        echo "fetch-kernels: apt knows no linux-image-${series}*-cloud-${arch}; skipped" >&2
         continue
     fi
     if compgen -G "$cache/${pkg}_*.deb" >/dev/null; then

@@ -591,6 +591,12 @@ fn arm64_kernels_get_the_virt_machine_and_ttyama0() {
             assert!(cmd.contains(word), "{word:?} in {cmd}");
         }
     }
+    let a53 = dry_run(&arm_a, &arm_b, &["--cpu", "cortex-a53"]);
+    assert!(
+        String::from_utf8_lossy(&a53.stdout).contains(" -M virt -cpu cortex-a53 "),
+        "{}",
+        String::from_utf8_lossy(&a53.stdout)
+    );
     let out = dry_run(&x86, &x86, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -43,6 +43,10 @@ pub struct VmAbArgs {
     /// Virtual CPUs.
     #[arg(long, default_value_t = 2)]
     pub smp: u32,
+    /// qemu's CPU model (`cortex-a53`, `cortex-a72`, `Skylake-Client`) [default: `host`
+    /// under KVM, else `max`].
+    #[arg(long, value_name = "MODEL")]
+    pub cpu: Option<String>,
     /// Guest memory, MiB.
     #[arg(long, default_value_t = 1024)]
     pub mem: u32,
@@ -343,22 +347,21 @@ fn kernel_cmdline(args: &VmAbArgs, arch: Arch, nonce: &str) -> String {
     cmdline
 }
 
-/// The qemu binary and machine of an architecture; under KVM the host's CPU, else
-/// the most capable one TCG emulates.
-fn machine_args(arch: Arch, accel: &str) -> (&'static str, Vec<&'static str>) {
+/// The qemu binary and machine of an architecture, and its CPU: `cpu`, else under KVM
+/// the host's, else the most capable one TCG emulates.
+fn machine_args<'a>(arch: Arch, accel: &str, cpu: Option<&'a str>) -> (&'static str, Vec<&'a str>) {
     let kvm = accel == "kvm";
+    let cpu = cpu.unwrap_or(if kvm { "host" } else { "max" });
     match arch {
-        Arch::X86_64 => (
-            "qemu-system-x86_64",
-            vec!["-cpu", if kvm { "host" } else { "max" }],
-        ),
+        Arch::X86_64 => ("qemu-system-x86_64", vec!["-cpu", cpu]),
         Arch::Arm64 => (
             "qemu-system-aarch64",
-            if kvm {
-                vec!["-M", "virt,gic-version=host", "-cpu", "host"]
-            } else {
-                vec!["-M", "virt", "-cpu", "max"]
-            },
+            vec![
+                "-M",
+                if kvm { "virt,gic-version=host" } else { "virt" },
+                "-cpu",
+                cpu,
+            ],
         ),
     }
 }
@@ -371,7 +374,7 @@ fn qemu_command(
     nonce: &str,
     files: &BootFiles,
 ) -> Command {
-    let (default_qemu, machine) = machine_args(side.arch, accel);
+    let (default_qemu, machine) = machine_args(side.arch, accel, args.cpu.as_deref());
     let mut cmd = Command::new(args.qemu.as_deref().unwrap_or(default_qemu));
     cmd.args(["-accel", accel])
         .args(machine)
@@ -641,6 +644,7 @@ pub fn store_boot(
             ("proc_version", "proc_version"),
             ("governor", "vm_governor"),
             ("channel", "vm_channel"),
+            ("call_cost_ns", "vm_call_cost_ns"),
         ] {
             if let Some(value) = begin
                 .as_ref()
