@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 # linux-perf: the reference for parity tests; strace: proves "nothing forked";
 # util-linux: taskset for pinning; man-db: renders `kbench manpage`; rt-tests: real
 # hackbench and cyclictest output; cpio: GNU cpio reads back kbench's initramfs
-# images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests.
-packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86)
+# images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests;
+# python3-yaml: PyYAML, LAVA's YAML reader, reads back the jobs `kbench lava-job` writes.
+packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
