@@ -104,9 +104,11 @@ fn assert_keys_within(value: &Value, documented: &[&str], what: &str) {
     }
 }
 
-/// A LAVA timeout (timeouts.md, "Timeout syntax"): one unit with a whole number.
+/// A LAVA timeout (timeouts.md, "Timeout syntax"): one unit with a whole number, and
+/// `skip` ("Skipping timeout") where the job goes on past it.
 fn timeout_minutes(value: &Value) -> u64 {
-    assert_eq!(keys(value), ["minutes"], "{value}");
+    assert_keys_within(value, &["minutes", "skip"], "a timeout");
+    assert!(value.get("skip").is_none_or(Value::is_boolean), "{value}");
     let minutes = value["minutes"].as_u64().expect("a whole number");
     assert!(minutes >= 1);
     minutes
@@ -294,7 +296,12 @@ fn the_job_has_the_documented_keys_and_boots_the_kernels_abba() {
                 "one monitor for all boots"
             );
         }
-        assert!(monitor_wait >= timeout_minutes(&test["timeout"]));
+        // A test that times out ends by its own, skippable, timeout: the next boot runs.
+        assert_eq!(test["timeout"]["skip"], true);
+        assert!(
+            deploy["timeout"].get("skip").is_none() && boot_action["timeout"].get("skip").is_none()
+        );
+        assert!(monitor_wait > timeout_minutes(&test["timeout"]));
     }
     // timeouts.md: no action timeout is larger than the job's, and all of them fit.
     assert!(
@@ -364,7 +371,7 @@ fn options_change_what_they_say() {
     assert!(!cmdline.contains("kbench.suite"), "{cmdline}");
     assert_eq!(
         job["timeouts"]["connections"]["lava-test-monitor"]["minutes"],
-        90
+        91
     );
     let deploy = &job["actions"][0]["deploy"];
     assert_eq!(deploy["kernel"]["type"], "zimage");

@@ -242,10 +242,12 @@ fn job_definition(args: &LavaJobArgs, nonce: &str) -> anyhow::Result<JobDefiniti
         visibility: visibility(&args.visibility)?,
         priority: priority(&args.priority)?,
         timeouts: JobTimeouts {
-            job: Minutes::new(job_minutes(args, boots.len())),
+            job: Timeout::minutes(job_minutes(args, boots.len())),
+            // Longer than the test action's own timeout, so that one fires first: LAVA
+            // may skip an action's timeout, not a wait that ran out.
             connections: BTreeMap::from([(
                 MONITOR_ACTION.to_string(),
-                Minutes::new(args.test_timeout_minutes),
+                Timeout::minutes(args.test_timeout_minutes.saturating_add(1)),
             )]),
         },
         context: Context {
@@ -348,7 +350,9 @@ fn priority(text: &str) -> anyhow::Result<Priority> {
 
 /// Every boot's deploy, boot and test, and what LAVA needs beyond them.
 fn job_minutes(args: &LavaJobArgs, boots: usize) -> u32 {
-    let per_boot = DEPLOY_TIMEOUT_MINUTES + args.boot_timeout_minutes + args.test_timeout_minutes;
+    let per_boot = DEPLOY_TIMEOUT_MINUTES
+        .saturating_add(args.boot_timeout_minutes)
+        .saturating_add(args.test_timeout_minutes);
     let boots = u32::try_from(boots).unwrap_or(u32::MAX);
     per_boot
         .saturating_mul(boots)
@@ -410,7 +414,7 @@ fn boot_actions(args: &LavaJobArgs, namespace: &str, side: Side, nonce: &str) ->
     [
         Action::Deploy(Deploy {
             namespace: namespace.to_string(),
-            timeout: Minutes::new(DEPLOY_TIMEOUT_MINUTES),
+            timeout: Timeout::minutes(DEPLOY_TIMEOUT_MINUTES),
             to: "tftp",
             kernel: Kernel {
                 url: kernel.clone(),
@@ -430,13 +434,15 @@ fn boot_actions(args: &LavaJobArgs, namespace: &str, side: Side, nonce: &str) ->
         }),
         Action::Boot(Boot {
             namespace: namespace.to_string(),
-            timeout: Minutes::new(args.boot_timeout_minutes),
+            timeout: Timeout::minutes(args.boot_timeout_minutes),
             method: "u-boot",
             commands: "ramdisk",
         }),
         Action::Test(Test {
             namespace: namespace.to_string(),
-            timeout: Minutes::new(args.test_timeout_minutes),
+            // A boot that never ends its results (a panic, a hang) ends its own test,
+            // and the job goes on to the next boot rather than ending incomplete.
+            timeout: Timeout::skippable(args.test_timeout_minutes),
             monitors: vec![monitor(namespace, nonce)],
         }),
     ]
@@ -493,19 +499,32 @@ enum Priority {
 
 #[derive(Debug, Serialize)]
 struct JobTimeouts {
-    job: Minutes,
+    job: Timeout,
     /// Per LAVA action name: the longest wait for one expected console line.
-    connections: BTreeMap<String, Minutes>,
+    connections: BTreeMap<String, Timeout>,
 }
 
+/// A LAVA timeout, and whether LAVA goes on to the next action block when it expires.
 #[derive(Debug, Clone, Copy, Serialize)]
-struct Minutes {
+struct Timeout {
     minutes: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    skip: bool,
 }
 
-impl Minutes {
-    fn new(minutes: u32) -> Minutes {
-        Minutes { minutes }
+impl Timeout {
+    fn minutes(minutes: u32) -> Timeout {
+        Timeout {
+            minutes,
+            skip: false,
+        }
+    }
+
+    fn skippable(minutes: u32) -> Timeout {
+        Timeout {
+            minutes,
+            skip: true,
+        }
     }
 }
 
@@ -526,7 +545,7 @@ enum Action {
 #[derive(Debug, Serialize)]
 struct Deploy {
     namespace: String,
-    timeout: Minutes,
+    timeout: Timeout,
     to: &'static str,
     kernel: Kernel,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -560,7 +579,7 @@ struct Ramdisk {
 #[derive(Debug, Serialize)]
 struct Boot {
     namespace: String,
-    timeout: Minutes,
+    timeout: Timeout,
     method: &'static str,
     commands: &'static str,
 }
@@ -568,7 +587,7 @@ struct Boot {
 #[derive(Debug, Serialize)]
 struct Test {
     namespace: String,
-    timeout: Minutes,
+    timeout: Timeout,
     monitors: Vec<Monitor>,
 }
 
