@@ -863,9 +863,19 @@ fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() 
         "a serial capture names no kernel per boot"
     );
     assert_eq!(text(&out.stderr).lines().count(), 1);
-    let out = kbench(&["import-console", log, "--label-a", "x", "--db", db_arg]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stderr).lines().count(), 1);
+    for labels in [
+        &["--label-a", "x"][..],
+        &["--label-a", "x", "--label-b", "x"],
+        &["--label-a", "x", "--label-b", "bad label"],
+        &["--label", "x", "--label-a", "y", "--label-b", "z"],
+        &[],
+    ] {
+        let out = kbench(&[&["import-console", log, "--db", db_arg][..], labels].concat());
+        assert_eq!(out.status.code(), Some(2), "{labels:?}");
+        assert_eq!(text(&out.stderr).lines().count(), 1, "{labels:?}");
+    }
+    let before = sqlite_count(&db, SESSIONS, "base");
+    assert_eq!(before, 2, "nothing was stored by the refused imports");
 }
 
 #[test]

@@ -31,20 +31,43 @@ pub struct ImportConsoleArgs {
 }
 
 pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
-    let labels = (&args.label, &args.label_a, &args.label_b);
-    if let (Some(label), None, None) = labels {
-        session::check_label(label)?;
-    }
+    let labels = labels(&args)?;
     let bytes = read_log(&args.log)?;
     let text = String::from_utf8_lossy(&bytes);
     match labels {
-        (Some(label), None, None) => import_boots(&args, label, &text),
-        (None, Some(a), Some(b)) => import_ab_job(&args, [a, b], &text),
-        (None, None, None) => usage(
+        Labels::One(label) => import_boots(&args, label, &text),
+        Labels::PerKernel(labels) => import_ab_job(&args, labels, &text),
+    }
+}
+
+/// Where the boots go: all under one label, or each under its kernel's.
+enum Labels<'a> {
+    One(&'a str),
+    PerKernel([&'a str; 2]),
+}
+
+/// The labels asked for, checked before any log is read.
+fn labels(args: &ImportConsoleArgs) -> anyhow::Result<Labels<'_>> {
+    let labels = match (&args.label, &args.label_a, &args.label_b) {
+        (Some(label), None, None) => Labels::One(label),
+        (None, Some(a), Some(b)) if a == b => {
+            return usage("the two kernels need different labels (--label-a, --label-b)")
+        }
+        (None, Some(a), Some(b)) => Labels::PerKernel([a, b]),
+        (None, None, None) => return usage(
             "give --label L, or --label-a A and --label-b B for the log of a `kbench lava-job` job",
         ),
-        _ => usage("--label-a and --label-b go together"),
+        _ => return usage("--label-a and --label-b go together"),
+    };
+    match &labels {
+        Labels::One(label) => session::check_label(label)?,
+        Labels::PerKernel(pair) => {
+            for label in pair {
+                session::check_label(label)?;
+            }
+        }
     }
+    Ok(labels)
 }
 
 fn read_log(path: &Path) -> anyhow::Result<Vec<u8>> {
@@ -105,12 +128,6 @@ fn import_boots(args: &ImportConsoleArgs, label: &str, text: &str) -> anyhow::Re
 /// The boots of a `kbench lava-job` job, each under its kernel's label: every boot LAVA
 /// started is stored, a boot that printed nothing of kbench's as failed.
 fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> anyhow::Result<i32> {
-    for label in labels {
-        session::check_label(label)?;
-    }
-    if labels[0] == labels[1] {
-        return usage("the two kernels need different labels (--label-a, --label-b)");
-    }
     let boots = if looks_like_lava_log(text) {
         lava_job_boots(text)
     } else {
@@ -122,7 +139,7 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             args.log.display()
         ));
     }
-    let nonce = job_nonce(&boots);
+    let nonce = nonce_of_job(&boots);
     let mut store = args.db.open()?;
     let mut boot_ids = Vec::new();
     let mut per_side = [0usize; 2];
@@ -218,7 +235,7 @@ fn action_namespace(msg: &str) -> Option<String> {
 
 /// The job's nonce: every boot of a job shares its kernel command line, so a framed
 /// line with another nonce in a boot's console is not of this job.
-fn job_nonce(boots: &[LavaBoot]) -> String {
+fn nonce_of_job(boots: &[LavaBoot]) -> String {
     boots
         .iter()
         .flat_map(|b| boots_in(&b.console))
