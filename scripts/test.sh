@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 # linux-perf: the reference for parity tests; strace: proves "nothing forked";
 # util-linux: taskset for pinning; man-db: renders `kbench manpage`; rt-tests: real
 # hackbench and cyclictest output; cpio: GNU cpio reads back kbench's initramfs
-# images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests.
-packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86)
+# images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests;
+# python3-yaml: PyYAML, LAVA's YAML reader, reads back the jobs `kbench lava-job` writes.
+# file: says what the aarch64 build made.
+packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -37,15 +39,31 @@ echo "static binary: ok ($static_bin)"
 KBENCH_STATIC_BIN=$PWD/$static_bin
 export KBENCH_STATIC_BIN
 
+# The aarch64 kbench, built with Debian's Rust (rustup has no aarch64 std here), for
+# the arm64 kernels' tests; a board's binary is built the same way.
+scripts/install-aarch64-toolchain.sh
+aarch64_bin=$(scripts/build-static.sh aarch64)
+if ! file "$aarch64_bin" | grep -q "ARM aarch64.*statically linked"; then
+    echo "test.sh: $aarch64_bin is not a static aarch64 executable" >&2
+    exit 1
+fi
+echo "static aarch64 binary: ok ($aarch64_bin)"
+KBENCH_STATIC_BIN_AARCH64=$PWD/$aarch64_bin
+export KBENCH_STATIC_BIN_AARCH64
+
 # Real Debian kernel packages for kbench-boot's tests, downloaded once into the cache.
 KBENCH_KERNEL_CACHE=$(scripts/fetch-kernels.sh)
 export KBENCH_KERNEL_CACHE
+scripts/fetch-kernels.sh arm64 >/dev/null
 # The boot tests skip without kernels; here, where the network is there, they must run.
 for series in 6.1.0- 6.12.; do
-    if ! compgen -G "$KBENCH_KERNEL_CACHE/linux-image-${series}*.deb" >/dev/null; then
-        echo "test.sh: no linux-image-${series}* package in $KBENCH_KERNEL_CACHE" >&2
-        exit 1
-    fi
+    for dir_arch in ".:amd64" "arm64:arm64"; do
+        dir=$KBENCH_KERNEL_CACHE/${dir_arch%%:*} arch=${dir_arch##*:}
+        if ! compgen -G "$dir/linux-image-${series}*_${arch}.deb" >/dev/null; then
+            echo "test.sh: no linux-image-${series}*_${arch}.deb in $dir" >&2
+            exit 1
+        fi
+    done
 done
 
 # Tests last, so the runner's summary closes the log.

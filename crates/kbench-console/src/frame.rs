@@ -29,7 +29,8 @@ pub(crate) struct Frame {
 }
 
 impl Kind {
-    fn token(self) -> &'static str {
+    /// The kind's field as a line spells it.
+    pub fn token(self) -> &'static str {
         match self {
             Kind::Begin => "BEGIN",
             Kind::Record => "REC",
@@ -43,6 +44,11 @@ impl Kind {
             .into_iter()
             .find(|kind| kind.token() == token)
     }
+}
+
+/// What every framed line of this version starts with: the prefix and the version.
+pub fn line_start() -> String {
+    format!("{PREFIX}{VERSION}")
 }
 
 /// The line for `frame`, without a newline.
@@ -164,6 +170,9 @@ mod tests {
         assert!(line.starts_with("@KB1 boot-7f3a 12 REC 2/3 5 "), "{line}");
         assert!(line.ends_with(" aGVsbG8="), "{line}");
         assert_eq!(decode(&line), Some(sample()));
+        let kind_field = line.split(' ').nth(3);
+        assert_eq!(kind_field, Some(Kind::Record.token()));
+        assert!(line.starts_with(&format!("{} ", line_start())), "{line}");
     }
 
     #[test]

@@ -99,6 +99,7 @@ mod parse;
 mod split;
 
 pub use emit::Emitter;
+pub use frame::line_start;
 pub use parse::{parse, Message, Parsed};
 pub use split::{split_boots, BootLog, SplitLog};
 
@@ -107,6 +108,11 @@ pub const VERSION: u32 = 1;
 
 /// The longest line [`Emitter::lines`] writes, in bytes, without the newline.
 pub const MAX_LINE: usize = 200;
+
+/// The plain (unframed) line the writer prints once when it starts, before any result:
+/// something a lab's scheduler can wait for while the runs go on (LAVA's test monitor
+/// starts there, see `kbench lava-job`). The parser ignores it.
+pub const READY_LINE: &str = "kbench: ready";
 
 /// What a message is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -272,7 +272,7 @@ fn is_online(root: &Sysroot, id: u32, online: Option<&[u32]>) -> bool {
     if let Some(flag) = crate::cpufreq::read_bool(root, &format!("{CPU_DIR}/cpu{id}/online")) {
         return flag;
     }
-    online.map_or(true, |list| list.contains(&id))
+    online.is_none_or(|list| list.contains(&id))
 }
 
 /// A topology id; the kernel prints -1 (and x86 65535 for `cluster_id`) for "not known".

@@ -131,6 +131,8 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     mount_filesystems();
     let init_started = uptime_s();
     quiet_standard_streams();
+    // A board's LAVA job waits for this on the console before it watches for records.
+    reporter.write_lines(&[kbench_console::READY_LINE.to_string()]);
     reporter.prefer_virtio_port();
     let cmdline = std::fs::read_to_string("/proc/cmdline")?;
     let request = parse_cmdline(&cmdline).map_err(anyhow::Error::msg)?;

@@ -56,6 +56,8 @@ enum Command {
     ImportConsole(cmd::import_console::ImportConsoleArgs),
     /// Two kernels booted alternately under qemu, kbench as their /init: the verdict with boots as units.
     VmAb(cmd::vm_ab::VmAbArgs),
+    /// A LAVA job that boots two kernels alternately on one board, kbench as their /init.
+    LavaJob(cmd::lava_job::LavaJobArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::Stat(args) => cmd::stat::run(args),
         Command::VmAb(args) => cmd::vm_ab::run(args),
         Command::ImportConsole(args) => cmd::import_console::run(args),
+        Command::LavaJob(args) => cmd::lava_job::run(args),
         Command::Env(args) => cmd::env::run(args),
         Command::Initramfs(args) => cmd::initramfs::run(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),

@@ -54,6 +54,9 @@ const SUBCOMMANDS: &[&str] = &[
     "stat",
     "env",
     "initramfs",
+    "import-console",
+    "vm-ab",
+    "lava-job",
     "completions",
     "manpage",
 ];
@@ -148,6 +151,13 @@ fn man_renders_the_page_without_a_warning() {
     let compare_page =
         text(&fed("man", &["-l", "-"], &kbench(&["manpage", "compare"]).stdout).stdout);
     assert!(compare_page.contains("--fail-on"), "{compare_page}");
+    let lava_page = fed(
+        "man",
+        &["--warnings", "-l", "-"],
+        &kbench(&["manpage", "lava-job"]).stdout,
+    );
+    assert_eq!(text(&lava_page.stderr), "", "man's warnings for lava-job");
+    assert!(text(&lava_page.stdout).contains("--device-type"));
 }
 
 #[test]
@@ -222,6 +232,17 @@ fn every_command_that_prints_ends_quietly_on_a_closed_stdout() {
         ],
         &[
             "exec", "--label", "d", "--runs", "1", "--db", db, "--", "true",
+        ],
+        &[
+            "lava-job",
+            "--kernel-a",
+            "http://lab/a",
+            "--kernel-b",
+            "http://lab/b",
+            "--initramfs",
+            "http://lab/init.cpio.gz",
+            "--device-type",
+            "board",
         ],
     ] {
         let out = with_closed_stdout(args);

@@ -228,6 +228,10 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
             r.get(0)
         })
         .unwrap();
+    assert!(
+        gunzip(&log).contains("kbench: ready"),
+        "the line a LAVA monitor waits for"
+    );
     a_panic_fails_only_its_own_boot_of_a_capture(&gunzip(&log), &gunzip(&second), dir.path());
 }
 

@@ -10,6 +10,7 @@ pub mod export;
 pub mod import;
 pub mod import_console;
 pub mod initramfs;
+pub mod lava_job;
 pub mod list;
 pub mod manpage;
 pub mod run;
