@@ -152,6 +152,10 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
         "channel": reporter.channel_name(),
         "planned_runs": planned_runs(&request),
         "call_cost_ns": call_costs_ns(),
+        // Only a kernel built with IKCONFIG has /proc/config.gz; its hash is the one
+        // the store keys configs by, so it can be matched to a config given later.
+        "kernel_config_sha256": kbench_sys::kconfig::read_running(&kbench_sys::Sysroot::host())
+            .map(|c| kbench_store::config_hash(&c.text)),
         "uptime_s": { "init": init_started },
         "session": session,
     });

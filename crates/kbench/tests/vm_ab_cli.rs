@@ -107,6 +107,13 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("TCG"), "the TCG notice: {stderr}");
+    // --accel auto tried KVM with a boot of kernel A, which this machine's nested KVM
+    // cannot run, or found no /dev/kvm.
+    assert!(
+        stderr.contains("--accel auto: kernel A did not reach its early panic under KVM")
+            || stderr.contains("--accel auto: no /dev/kvm"),
+        "{stderr}"
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let base = report["base"]["label"].as_str().unwrap().to_string();
     let new = report["new"]["label"].as_str().unwrap().to_string();
@@ -396,6 +403,8 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
             "panic=0",
             "--begin-timeout",
             "15",
+            "--accel",
+            "tcg",
             "--runs",
             "1",
         ],
@@ -429,7 +438,14 @@ fn qemu_killed_mid_boot_is_a_failed_boot_and_the_next_boot_goes_on() {
     let db = dir.path().join("k.db");
     let child = Command::new(env!("CARGO_BIN_EXE_kbench"))
         .args(["vm-ab", "--kernel-a", a.to_str().unwrap()])
-        .args(["--kernel-b", b.to_str().unwrap(), "--boots", "1"])
+        .args([
+            "--kernel-b",
+            b.to_str().unwrap(),
+            "--boots",
+            "1",
+            "--accel",
+            "tcg",
+        ])
         .args(["--runs", "10", "--init", &static_kbench().unwrap(), "--db"])
         .arg(&db)
         .stdout(std::process::Stdio::piped())
@@ -479,6 +495,8 @@ fn killing_kbench_leaves_no_qemu_and_an_intact_database() {
         .args([
             "--boots",
             "2",
+            "--accel",
+            "tcg",
             "--runs",
             "50",
             "--init",

@@ -182,8 +182,11 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     };
     let initrd = work.path().join("initramfs.cpio.gz");
     std::fs::write(&initrd, initramfs(args.init.as_deref())?)?;
-    let accel = accel(&args.accel);
     if args.dry_run {
+        let accel = accel_without_probe(&args.accel);
+        if args.accel == "auto" && accel == "kvm" {
+            eprintln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
+        }
         for (boot, s) in order(args.boots) {
             let files = BootFiles::in_dir(Path::new("."), boot, pins.is_some());
             let cmd = qemu_command(
@@ -198,6 +201,9 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
+    let choice = choose_accel(&args, &sides[0], work.path())?;
+    eprintln!("kbench: {}", choice.reason);
+    let accel = choice.accel.clone();
     if accel == "tcg" {
         eprintln!("kbench: {TCG_NOTICE}");
     }
@@ -233,6 +239,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         let host = HostView {
             failure: run.failure,
             vcpu_pins: (!run.pins.is_empty()).then(|| serde_json::json!(run.pins)),
+            accel_reason: Some(choice.reason.clone()),
         };
         if !store_boot(&mut store, &target, &nonce, &files.read_log(), &host)? {
             failed += 1;
@@ -288,22 +295,82 @@ fn initramfs(init: Option<&Path>) -> anyhow::Result<Vec<u8>> {
     Ok(kbench_boot::initramfs::Initramfs::with_init(exe).to_gzip())
 }
 
-/// KVM only when asked or when the CPU can run a guest with it (vmx or svm and a
-/// /dev/kvm); a nested KVM without them emulates every memory write.
-fn accel(asked: &str) -> String {
-    match asked {
-        "auto" => {
-            let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-            let virt = flags
-                .lines()
-                .filter(|l| l.starts_with("flags"))
-                .any(|l| l.split_whitespace().any(|f| f == "vmx" || f == "svm"));
-            if virt && Path::new("/dev/kvm").exists() {
-                "kvm".into()
-            } else {
-                "tcg".into()
-            }
+/// How long kernel A may take under KVM to reach its early panic before `--accel auto`
+/// decides this machine's KVM cannot run it: a working KVM gets there in about a
+/// second, TCG in three or four.
+const KVM_PROBE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The accelerator, and why.
+struct AccelChoice {
+    accel: String,
+    reason: String,
+}
+
+/// `kvm` or `tcg` as asked; for `auto`, KVM when kernel A boots under it. A /dev/kvm
+/// that answers is not enough: a nested KVM can create a VM whose kernel then never
+/// prints a line (this project's CI machines), so the probe is a boot of the kernel
+/// itself, without an initramfs, to the panic it reaches when it finds no root.
+fn choose_accel(args: &VmAbArgs, side: &Side, work: &Path) -> anyhow::Result<AccelChoice> {
+    let asked = |accel: &str| AccelChoice {
+        accel: accel.to_string(),
+        reason: format!("--accel {accel}, as asked"),
+    };
+    match args.accel.as_str() {
+        "auto" => {}
+        other => return Ok(asked(other)),
+    }
+    if !Path::new("/dev/kvm").exists() {
+        return Ok(AccelChoice {
+            accel: "tcg".into(),
+            reason: "--accel auto: no /dev/kvm, so TCG".into(),
+        });
+    }
+    let log = work.join("kvm-probe.console");
+    let (default_qemu, machine) = machine_args(side.arch, "kvm", args.cpu.as_deref());
+    let mut cmd = Command::new(args.qemu.as_deref().unwrap_or(default_qemu));
+    cmd.args(["-accel", "kvm"])
+        .args(machine)
+        .args([
+            "-smp", "1", "-m", "256", "-display", "none", "-monitor", "none",
+        ])
+        .args(["-no-reboot", "-serial"])
+        .arg(format!("file:{}", log.display()))
+        .arg("-kernel")
+        .arg(&side.kernel_path)
+        .arg("-append")
+        .arg(format!("{} panic=-1", console_arg(side.arch)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = spawn_dying_with_kbench(&mut cmd)?;
+    let exited = crate::runner::child::wait_with_timeout(&mut child, KVM_PROBE_DEADLINE)?;
+    let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
+    let booted = exited.is_some() && !kbench_console::parse(&text, "").panics.is_empty();
+    Ok(if booted {
+        AccelChoice {
+            accel: "kvm".into(),
+            reason: format!(
+                "--accel auto: KVM booted kernel A to its early panic in {:.1} s, so KVM",
+                started.elapsed().as_secs_f64()
+            ),
         }
+    } else {
+        AccelChoice {
+            accel: "tcg".into(),
+            reason: format!(
+                "--accel auto: kernel A did not reach its early panic under KVM within {} s, so TCG",
+                KVM_PROBE_DEADLINE.as_secs()
+            ),
+        }
+    })
+}
+
+/// What `--dry-run` shows for `auto`, which runs no probe.
+fn accel_without_probe(asked: &str) -> String {
+    match asked {
+        "auto" if Path::new("/dev/kvm").exists() => "kvm".into(),
+        "auto" => "tcg".into(),
         other => other.into(),
     }
 }
@@ -326,13 +393,17 @@ fn nonce(boot: u32) -> String {
     )
 }
 
+fn console_arg(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "console=ttyS0",
+        Arch::Arm64 => "console=ttyAMA0",
+    }
+}
+
 fn kernel_cmdline(args: &VmAbArgs, arch: Arch, nonce: &str) -> String {
-    let console = match arch {
-        Arch::X86_64 => "ttyS0",
-        Arch::Arm64 => "ttyAMA0",
-    };
     let mut cmdline = format!(
-        "console={console} quiet panic=-1 kbench.session={nonce} kbench.runs={}",
+        "{} quiet panic=-1 kbench.session={nonce} kbench.runs={}",
+        console_arg(arch),
         args.runs
     );
     if args.quick {
@@ -426,27 +497,11 @@ fn boot_once(
     deadlines: Deadlines,
     pins: Option<&[u32]>,
 ) -> anyhow::Result<BootRun> {
-    use std::os::unix::process::CommandExt;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
-    // SAFETY: runs in the forked child before exec and calls only prctl, which is
-    // async-signal-safe; it allocates nothing and touches no lock.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let started = Instant::now();
-    let mut child = cmd.spawn().or_else(|e| {
-        usage(format!(
-            "cannot start {} ({e}): install qemu (qemu-system-x86, qemu-system-arm) or pass --qemu",
-            cmd.get_program().to_string_lossy()
-        ))
-    })?;
+    let mut child = spawn_dying_with_kbench(&mut cmd)?;
     let mut run = BootRun::default();
     if let (Some(cpus), Some(socket)) = (pins, &files.qmp) {
         match crate::qmp::pin_vcpus(socket, cpus, Duration::from_secs(10)) {
@@ -496,6 +551,27 @@ fn boot_once(
     }
 }
 
+/// Starts qemu so that the kernel kills it when kbench dies, however kbench dies.
+fn spawn_dying_with_kbench(cmd: &mut Command) -> anyhow::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: runs in the forked child before exec and calls only prctl, which is
+    // async-signal-safe; it allocates nothing and touches no lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().or_else(|e| {
+        usage(format!(
+            "cannot start {} ({e}): install qemu (qemu-system-x86, qemu-system-arm) or pass --qemu",
+            cmd.get_program().to_string_lossy()
+        ))
+    })
+}
+
 fn sleep_a_little() {
     std::thread::sleep(Duration::from_millis(100));
 }
@@ -542,6 +618,8 @@ pub struct HostView {
     pub failure: Option<String>,
     /// The vCPU threads pinned and where, for the record.
     pub vcpu_pins: Option<serde_json::Value>,
+    /// Why qemu ran under the accelerator it did (`--accel auto`'s probe).
+    pub accel_reason: Option<String>,
 }
 
 /// Where the sessions of booted kernels are stored, and what their logs must show.
@@ -645,6 +723,7 @@ pub fn store_boot(
             ("governor", "vm_governor"),
             ("channel", "vm_channel"),
             ("call_cost_ns", "vm_call_cost_ns"),
+            ("kernel_config_sha256", "guest_kernel_config_sha256"),
         ] {
             if let Some(value) = begin
                 .as_ref()
@@ -665,6 +744,9 @@ pub fn store_boot(
         }
         if let Some(pins) = &host.vcpu_pins {
             env.insert("vm_vcpu_pins".into(), pins.clone());
+        }
+        if let Some(reason) = &host.accel_reason {
+            env.insert("vm_accel_reason".into(), reason.clone().into());
         }
         if target.accel == Some("tcg") {
             env.insert("vm_notice".into(), TCG_NOTICE.into());
