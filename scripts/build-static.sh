@@ -13,12 +13,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$(rustc -vV | sed -n 's/^host: //p')
-case "${1:-${KBENCH_TARGET:-$host}}" in
+asked=${1:-${KBENCH_TARGET:-$host}}
+case "$asked" in
     x86_64 | x86_64-unknown-linux-gnu) target=x86_64-unknown-linux-gnu ;;
     aarch64 | arm64 | aarch64-unknown-linux-gnu) target=aarch64-unknown-linux-gnu ;;
     "$host") target=$host ;;
     *)
-        echo "build-static.sh: unknown target '$1' (x86_64 or aarch64)" >&2
+        echo "build-static.sh: unknown target '$asked' (x86_64 or aarch64)" >&2
         exit 2
         ;;
 esac

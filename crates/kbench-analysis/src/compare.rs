@@ -811,6 +811,7 @@ fn config_differences(
         differences.iter().filter(|d| f(d)).count()
     };
     Ok(ConfigDifferences::Compared(ConfigComparison {
+        same_text: base.0 == new.0,
         base_hash: base.0,
         new_hash: new.0,
         base_options_set: base_config.set_count(),

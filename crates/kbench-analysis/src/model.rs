@@ -320,6 +320,10 @@ impl Default for ConfigDifferences {
 /// set`, `=n` or absent is `n` in both.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConfigComparison {
+    /// Both sides ran one config, byte for byte (after normalizing line ends); two
+    /// texts can also set the same options and differ in comments or order.
+    #[serde(default)]
+    pub same_text: bool,
     /// The sha256 of each config as stored (equal hashes: the same config).
     pub base_hash: String,
     pub new_hash: String,

@@ -25,6 +25,12 @@ fn kernel_debs() -> Vec<PathBuf> {
         .collect();
     debs.sort();
     if debs.is_empty() {
+        // scripts/test.sh fetches them: there a skip would hide a broken fetch.
+        assert!(
+            std::env::var_os("KBENCH_REQUIRE_BOOT_TESTS").is_none(),
+            "KBENCH_REQUIRE_BOOT_TESTS is set, but no kernel .deb in {}",
+            cache_dir().display()
+        );
         eprintln!(
             "SKIP: no kernel .deb in {} (run scripts/fetch-kernels.sh)",
             cache_dir().display()

@@ -100,7 +100,7 @@ mod split;
 
 pub use emit::Emitter;
 pub use frame::line_start;
-pub use parse::{parse, Message, Parsed};
+pub use parse::{line_kinds, parse, Message, Parsed};
 pub use split::{split_boots, BootLog, SplitLog};
 
 /// The protocol version written after the prefix of every line.

@@ -60,6 +60,16 @@ pub fn parse(log: &str, nonce: &str) -> Parsed {
     parsed
 }
 
+/// The kind of each intact line of boot `nonce` in `text`, line by line: enough to see
+/// that BEGIN or END has started to arrive while a capture grows, without assembling
+/// messages. [`parse`] is the judge of what arrived whole.
+pub fn line_kinds<'a>(text: &'a str, nonce: &'a str) -> impl Iterator<Item = Kind> + 'a {
+    text.split('\n')
+        .filter_map(|line| find_framed(line.trim_end()).and_then(decode))
+        .filter(move |frame| frame.nonce == nonce)
+        .map(|frame| frame.kind)
+}
+
 fn note_once(seen: &mut Vec<String>, nonce: String) {
     if !seen.contains(&nonce) {
         seen.push(nonce);

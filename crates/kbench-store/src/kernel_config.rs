@@ -29,11 +29,19 @@ pub(crate) fn gzip(text: &str) -> Vec<u8> {
         .unwrap_or_default()
 }
 
+/// The largest text a stored blob may expand to: a kernel config is about 300 KB, and
+/// a damaged or hostile database must not make a read allocate without bound.
+const MAX_GUNZIP_BYTES: u64 = 64 << 20;
+
 pub(crate) fn gunzip(bytes: &[u8]) -> Result<String, String> {
     let mut text = String::new();
     flate2::read::GzDecoder::new(bytes)
+        .take(MAX_GUNZIP_BYTES + 1)
         .read_to_string(&mut text)
         .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_GUNZIP_BYTES {
+        return Err(format!("expands beyond {} MiB", MAX_GUNZIP_BYTES >> 20));
+    }
     Ok(text)
 }
 

@@ -11,7 +11,7 @@ pub use json::RawJson;
 pub use kernel_config::config_hash;
 pub use record::legacy_primary;
 pub use store::{
-    default_path, AbSide, CalibrationComponent, CalibrationRow, ImportSource, LabelInfo,
+    default_path, AbSide, CalibrationComponent, CalibrationRow, ImportSource, LabelInfo, NewBoot,
     NewCalibration, NewSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError, StoredRun,
     SummaryRow, Value,
 };

@@ -306,6 +306,18 @@ pub struct SummaryRow {
     pub primary: bool,
 }
 
+/// One boot of a kernel as `kbench vm-ab` or `import-console` stores it.
+#[derive(Debug, Clone)]
+pub struct NewBoot<'a> {
+    pub session: &'a NewSession,
+    /// The boot's console log as captured; stored gzipped.
+    pub console_log: &'a str,
+    pub kernel_config: Option<&'a str>,
+    /// The guest's runs, or the one failed `boot` run saying why it failed.
+    pub runs: &'a [StoredRun],
+    pub ended_unix_ns: u64,
+}
+
 /// A session with everything in it, as exported and imported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionWithRuns {
@@ -485,11 +497,12 @@ impl Store {
         Ok(())
     }
 
-    /// Keeps a boot's console log (gzip bytes) with its session.
-    pub fn set_console_log(&mut self, session_id: i64, gzip: &[u8]) -> Result<(), StoreError> {
+    /// Keeps a boot's console log with its session, gzip-compressed (a quick-suite
+    /// boot's log is megabytes of base64 that compresses about fourfold).
+    pub fn set_console_log(&mut self, session_id: i64, log: &str) -> Result<(), StoreError> {
         self.conn.execute(
             "UPDATE sessions SET console_log = ?1 WHERE id = ?2",
-            params![gzip, session_id],
+            params![crate::kernel_config::gzip(log), session_id],
         )?;
         Ok(())
     }
@@ -590,6 +603,30 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(session_id)
+    }
+
+    /// Stores one booted kernel's session whole, in one transaction: the session, its
+    /// console log (gzip), its kernel config, its runs and its end. A kill midway leaves
+    /// no session with half its runs.
+    pub fn insert_boot(&mut self, boot: &NewBoot<'_>) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        let id = insert_session(&tx, boot.session)?;
+        tx.execute(
+            "UPDATE sessions SET console_log = ?1, ended_unix_ns = ?2 WHERE id = ?3",
+            params![
+                crate::kernel_config::gzip(boot.console_log),
+                to_i64(boot.ended_unix_ns),
+                id
+            ],
+        )?;
+        if let Some(text) = boot.kernel_config {
+            set_kernel_config_tx(&tx, id, text)?;
+        }
+        for run in boot.runs {
+            insert_run_tx(&tx, id, run)?;
+        }
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Stores whole sessions with their runs, summaries and kernel configs (their text

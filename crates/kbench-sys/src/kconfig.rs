@@ -272,9 +272,12 @@ pub fn read_running(root: &Sysroot) -> Option<ConfigFile> {
             text,
         })
     };
+    // Each on its own merits: a /proc/config.gz that holds no option must not hide a
+    // good /boot config.
+    let is_config = |c: &ConfigFile| !KernelConfig::parse(&c.text).is_empty();
     proc_config()
-        .or_else(boot_config)
-        .filter(|c| !KernelConfig::parse(&c.text).is_empty())
+        .filter(is_config)
+        .or_else(|| boot_config().filter(is_config))
 }
 
 /// A config file someone named (text, or gzip as `/proc/config.gz` is); an error when
@@ -471,6 +474,9 @@ CONFIG_NR_CPUS_DEFAULT=-1
         write(dir.path(), "proc/config.gz", &[0x1f, 0x8b, 1, 2, 3]);
         write(dir.path(), "proc/sys/kernel/osrelease", b"6.12.1\n");
         write(dir.path(), "boot/config-6.12.1", b"CONFIG_BOOT=y\n");
+        assert_eq!(read_running(&root).unwrap().text, "CONFIG_BOOT=y\n");
+        // Good gzip that holds no option is as broken.
+        write(dir.path(), "proc/config.gz", &gzip("not a config\n"));
         assert_eq!(read_running(&root).unwrap().text, "CONFIG_BOOT=y\n");
         // Another release's config is not this kernel's.
         write(dir.path(), "proc/sys/kernel/osrelease", b"6.12.2\n");

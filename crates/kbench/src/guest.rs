@@ -215,7 +215,7 @@ fn call_costs_ns() -> serde_json::Value {
 
 /// The runs the suite makes if none fails: warm-ups included, as each is reported.
 fn planned_runs(request: &BootRequest) -> u64 {
-    request.suite.len() as u64 * u64::from(request.runs.max(1) + request.warmup)
+    request.suite.len() as u64 * (u64::from(request.runs.max(1)) + u64::from(request.warmup))
 }
 
 fn plan(request: &BootRequest) -> anyhow::Result<Plan> {
@@ -243,7 +243,7 @@ fn uptime_s() -> Option<f64> {
 
 /// The kernel gives /init the console as stdout and stderr: a progress bar or a
 /// message there would slow an emulated UART and mix with the framed lines, which go
-/// through [`Console`] alone.
+/// through [`Reporter`] alone.
 fn quiet_standard_streams() {
     if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
         let _ = rustix::stdio::dup2_stdout(&null);

@@ -14,24 +14,40 @@ pub struct VcpuPin {
     pub host_cpu: u32,
 }
 
-/// Host CPUs in the order given (`2,0` pins vCPU 0 to CPU 2), ranges expanded.
+/// Host CPUs in the order given (`2,0` pins vCPU 0 to CPU 2), ranges expanded; each
+/// one this process may run on, so that a pin cannot fail once qemu runs.
 pub fn parse_pin_list(list: &str) -> Result<Vec<u32>, String> {
+    let allowed = rustix::thread::sched_getaffinity(None)
+        .map_err(|e| format!("--pin-vcpus: reading this process's CPUs: {e}"))?;
     let mut cpus = Vec::new();
     for item in list.split(',') {
         let expanded = kbench_sys::parse_cpulist(item).map_err(|e| format!("--pin-vcpus: {e}"))?;
         if expanded.is_empty() {
             return Err(format!("--pin-vcpus {list}: an empty item"));
         }
+        if let Some(cpu) = expanded.iter().find(|&&c| {
+            c as usize >= rustix::thread::CpuSet::MAX_CPU || !allowed.is_set(c as usize)
+        }) {
+            return Err(format!(
+                "--pin-vcpus {list}: CPU {cpu} is not one this process may run on"
+            ));
+        }
         cpus.extend(expanded);
     }
     Ok(cpus)
 }
 
-/// Connects to qemu's QMP socket (waiting up to `timeout` for qemu to create it), asks
-/// for the vCPU threads and pins vCPU i to `cpus[i % cpus.len()]`; what each thread's
-/// affinity is afterwards, read back from the kernel.
-pub fn pin_vcpus(socket: &Path, cpus: &[u32], timeout: Duration) -> anyhow::Result<Vec<VcpuPin>> {
-    let stream = connect(socket, timeout)?;
+/// Connects to qemu's QMP socket (waiting up to `timeout` for qemu to create it, or
+/// until `qemu_gone` says why qemu is no longer there), asks for the vCPU threads and
+/// pins vCPU i to `cpus[i % cpus.len()]`; what each thread's affinity is afterwards,
+/// read back from the kernel.
+pub fn pin_vcpus(
+    socket: &Path,
+    cpus: &[u32],
+    timeout: Duration,
+    qemu_gone: &mut dyn FnMut() -> Option<String>,
+) -> anyhow::Result<Vec<VcpuPin>> {
+    let stream = connect(socket, timeout, qemu_gone)?;
     stream.set_read_timeout(Some(timeout))?;
     let mut session = Qmp {
         reader: BufReader::new(stream.try_clone()?),
@@ -40,11 +56,19 @@ pub fn pin_vcpus(socket: &Path, cpus: &[u32], timeout: Duration) -> anyhow::Resu
     session.reply()?; // the greeting
     session.execute("qmp_capabilities")?;
     let threads = session.execute("query-cpus-fast")?;
-    let mut pins = Vec::new();
+    let mut pins: Vec<VcpuPin> = Vec::new();
     for cpu in threads.as_array().into_iter().flatten() {
         let (Some(vcpu), Some(tid)) = (cpu["cpu-index"].as_u64(), cpu["thread-id"].as_i64()) else {
             continue;
         };
+        // Single-threaded TCG runs every vCPU on one thread: pinning it once per vCPU
+        // would record pins that do not hold.
+        if let Some(other) = pins.iter().find(|p| i64::from(p.thread_id) == tid) {
+            anyhow::bail!(
+                "vCPUs {} and {vcpu} share thread {tid}: pinning needs one thread per vCPU (multi-threaded TCG or KVM)",
+                other.vcpu
+            );
+        }
         let host_cpu = cpus[vcpu as usize % cpus.len()];
         let pid = rustix::process::Pid::from_raw(tid as i32)
             .ok_or_else(|| anyhow::anyhow!("qemu reported thread id {tid}"))?;
@@ -73,11 +97,18 @@ pub fn pin_vcpus(socket: &Path, cpus: &[u32], timeout: Duration) -> anyhow::Resu
     Ok(pins)
 }
 
-fn connect(socket: &Path, timeout: Duration) -> anyhow::Result<UnixStream> {
+fn connect(
+    socket: &Path,
+    timeout: Duration,
+    qemu_gone: &mut dyn FnMut() -> Option<String>,
+) -> anyhow::Result<UnixStream> {
     let deadline = Instant::now() + timeout;
     loop {
         match UnixStream::connect(socket) {
             Ok(stream) => return Ok(stream),
+            Err(_) if qemu_gone().is_some() => {
+                anyhow::bail!("{}", qemu_gone().unwrap_or_default())
+            }
             Err(e) if Instant::now() >= deadline => {
                 anyhow::bail!("qemu's QMP socket {}: {e}", socket.display())
             }
@@ -124,8 +155,21 @@ mod tests {
 
     #[test]
     fn pin_lists_keep_their_order() {
-        assert_eq!(parse_pin_list("1,0").unwrap(), [1, 0]);
-        assert_eq!(parse_pin_list("2-3,0").unwrap(), [2, 3, 0]);
+        // The CPUs this test may run on, in reverse: the order written is kept.
+        let allowed = rustix::thread::sched_getaffinity(None).unwrap();
+        let mut cpus: Vec<u32> = (0..rustix::thread::CpuSet::MAX_CPU as u32)
+            .filter(|&c| allowed.is_set(c as usize))
+            .collect();
+        cpus.reverse();
+        let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        assert_eq!(parse_pin_list(&list.join(",")).unwrap(), cpus);
+        // Beyond what a CPU set holds, or not ours: refused before qemu starts.
+        assert!(parse_pin_list("65535").unwrap_err().contains("65535"));
+        let absent =
+            (0..rustix::thread::CpuSet::MAX_CPU as u32).find(|&c| !allowed.is_set(c as usize));
+        if let Some(cpu) = absent {
+            assert!(parse_pin_list(&cpu.to_string()).is_err());
+        }
         assert!(parse_pin_list("1,,0").is_err());
         assert!(parse_pin_list("x").is_err());
     }

@@ -484,10 +484,16 @@ pub fn config_note_text(r: &CompareReport) -> Option<String> {
 /// same config, or why nothing was compared.
 pub fn config_status_text(r: &CompareReport) -> String {
     match &r.config_differences {
-        ConfigDifferences::Compared(c) if c.differences.is_empty() => format!(
+        ConfigDifferences::Compared(c) if c.same_text => format!(
             "the same config (sha256 {}), {} options set",
             short_hash(&c.base_hash),
             c.base_options_set
+        ),
+        ConfigDifferences::Compared(c) if c.differences.is_empty() => format!(
+            "no option differs, {} set; the texts differ (sha256 {} -> {}) in comments or order only",
+            c.base_options_set,
+            short_hash(&c.base_hash),
+            short_hash(&c.new_hash)
         ),
         ConfigDifferences::Compared(c) => format!(
             "{}; sha256 {} ({} options set) -> {} ({})",

@@ -36,10 +36,14 @@ pub struct ImportConsoleArgs {
 
 pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
     let labels = labels(&args)?;
+    let config = match &args.kernel_config {
+        Some(path) => Some(kbench_sys::kconfig::read_file(path).or_else(|e| usage(e.to_string()))?),
+        None => None,
+    };
     let bytes = read_log(&args.log)?;
     let text = String::from_utf8_lossy(&bytes);
     match labels {
-        Labels::One(label) => import_boots(&args, label, &text),
+        Labels::One(label) => import_boots(&args, label, config.as_deref(), &text),
         Labels::PerKernel(labels) => import_ab_job(&args, labels, &text),
     }
 }
@@ -85,7 +89,12 @@ fn read_log(path: &Path) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Every boot in the log under one label.
-fn import_boots(args: &ImportConsoleArgs, label: &str, text: &str) -> anyhow::Result<i32> {
+fn import_boots(
+    args: &ImportConsoleArgs,
+    label: &str,
+    config: Option<&str>,
+    text: &str,
+) -> anyhow::Result<i32> {
     let lava = looks_like_lava_log(text);
     if lava && !lava_job_boots(text).is_empty() {
         // Its boots share one nonce: read as one capture they would be one broken boot.
@@ -106,10 +115,6 @@ fn import_boots(args: &ImportConsoleArgs, label: &str, text: &str) -> anyhow::Re
             args.log.display()
         ));
     }
-    let config = match &args.kernel_config {
-        Some(path) => Some(kbench_sys::kconfig::read_file(path).or_else(|e| usage(e.to_string()))?),
-        None => None,
-    };
     let mut store = args.db.open()?;
     let target = BootTarget {
         label,
@@ -117,25 +122,28 @@ fn import_boots(args: &ImportConsoleArgs, label: &str, text: &str) -> anyhow::Re
         accel: None,
         kind: "console",
         shared_log: true,
-        kernel_config: config.as_deref(),
+        kernel_config: config,
     };
     let mut failed = 0;
     // Each boot is judged on its own stretch of the capture: a panic in one boot's
     // kernel fails that boot, not every boot of the job.
     for boot in &split.boots {
+        let judged = boot.judged_text();
         if !store_boot(
             &mut store,
             &target,
             &boot.nonce,
-            boot.text,
+            judged,
             &HostView::default(),
         )? {
             failed += 1;
         }
+        warn_of_deaths_between_boots(boot.after_end());
     }
-    if let Some(panic) = kbench_console::parse(split.tail, "").panics.first() {
+    warn_of_deaths_between_boots(split.head);
+    for nonce in &split.replayed {
         eprintln!(
-            "kbench import-console: after the last boot's records a kernel died (a boot that never reported?): {panic}"
+            "kbench import-console: lines of boot {nonce} appear again after another boot's (a serial line replaying old output); they were not read again"
         );
     }
     outln!(
@@ -145,6 +153,16 @@ fn import_boots(args: &ImportConsoleArgs, label: &str, text: &str) -> anyhow::Re
         failed
     );
     Ok(i32::from(failed > 0))
+}
+
+/// A kernel that died where no boot was reporting: one that never reached /init, or
+/// one dying after its results were complete. No boot is blamed; it is said.
+fn warn_of_deaths_between_boots(text: &str) {
+    if let Some(panic) = kbench_console::parse(text, "").panics.first() {
+        eprintln!(
+            "kbench import-console: a kernel died between boots (one that never reported?): {panic}"
+        );
+    }
 }
 
 /// The boots of a `kbench lava-job` job, each under its kernel's label: every boot LAVA
@@ -170,14 +188,16 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
         let side = usize::from(boot.side == Side::B);
         let label = labels[side];
         per_side[side] += 1;
-        if let Some(first) = repeated_boot(boot, &nonce, &mut boot_ids) {
-            eprintln!(
-                "kbench: boot {} of {label} repeats the boot id of {first}: its results are another boot's, not stored",
-                boot.namespace
-            );
-            failed += 1;
-            continue;
-        }
+        // A replay is kept as a failed boot with its log, as every failed boot is.
+        let host = HostView {
+            failure: repeated_boot(boot, &nonce, &mut boot_ids).map(|first| {
+                format!(
+                    "boot {} repeats the boot id of {first}: its results are another boot's",
+                    boot.namespace
+                )
+            }),
+            ..HostView::default()
+        };
         let target = BootTarget {
             label,
             expected_release: "",
@@ -186,13 +206,7 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             shared_log: false,
             kernel_config: None,
         };
-        if !store_boot(
-            &mut store,
-            &target,
-            &nonce,
-            &boot.console,
-            &HostView::default(),
-        )? {
+        if !store_boot(&mut store, &target, &nonce, &boot.console, &host)? {
             failed += 1;
         }
     }
@@ -265,10 +279,21 @@ fn action_namespace(msg: &str) -> Option<String> {
 /// The job's nonce: every boot of a job shares its kernel command line, so a framed
 /// line with another nonce in a boot's console is not of this job.
 fn nonce_of_job(boots: &[LavaBoot]) -> String {
-    boots
-        .iter()
-        .flat_map(|b| boots_in(&b.console))
-        .next()
+    // The nonce most boots show: a stray line left on the serial by an earlier job
+    // names another, in one boot at most.
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for nonce in boots.iter().flat_map(|b| boots_in(&b.console)) {
+        match counts.iter_mut().find(|(n, _)| *n == nonce) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((nonce, 1)),
+        }
+    }
+    // The first of the most frequent, so that a tie keeps the log's order.
+    let most = counts.iter().map(|(_, c)| *c).max().unwrap_or(0);
+    counts
+        .into_iter()
+        .find(|(_, c)| *c == most)
+        .map(|(n, _)| n)
         .unwrap_or_default()
 }
 
@@ -335,10 +360,11 @@ fn lava_target_lines(text: &str) -> String {
 /// The `msg` scalar of one flow-mapping line: single-quoted (`''` is a quote),
 /// double-quoted (backslash escapes), or plain up to the closing brace.
 fn yaml_msg(line: &str) -> Option<String> {
+    // The quoted key first: in a double-quoted entry, console text may hold `msg:`.
     let start = line
-        .find("msg:")
-        .map(|i| i + 4)
-        .or_else(|| line.find("\"msg\":").map(|i| i + 6))?;
+        .find("\"msg\":")
+        .map(|i| i + 6)
+        .or_else(|| line.find("msg:").map(|i| i + 4))?;
     let rest = line[start..].trim_start();
     let mut chars = rest.chars().peekable();
     match chars.next()? {
@@ -363,12 +389,7 @@ fn yaml_msg(line: &str) -> Option<String> {
             while let Some(c) = chars.next() {
                 match c {
                     '"' => return Some(out),
-                    '\\' => match chars.next()? {
-                        'n' => out.push('\n'),
-                        'r' => out.push('\r'),
-                        't' => out.push('\t'),
-                        other => out.push(other),
-                    },
+                    '\\' => out.push(yaml_escape(&mut chars)?),
                     c => out.push(c),
                 }
             }
@@ -378,9 +399,44 @@ fn yaml_msg(line: &str) -> Option<String> {
     }
 }
 
+/// The character a YAML double-quoted escape stands for (after its backslash), as
+/// PyYAML writes them for control and non-ASCII bytes.
+fn yaml_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
+    fn hex(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, digits: usize) -> Option<char> {
+        let code: String = chars.by_ref().take(digits).collect();
+        char::from_u32(u32::from_str_radix(&code, 16).ok()?)
+    }
+    Some(match chars.next()? {
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        '0' => '\0',
+        'a' => '\x07',
+        'b' => '\x08',
+        'e' => '\x1b',
+        'f' => '\x0c',
+        'v' => '\x0b',
+        'N' => '\u{85}',
+        '_' => '\u{a0}',
+        'L' => '\u{2028}',
+        'P' => '\u{2029}',
+        'x' => hex(chars, 2)?,
+        'u' => hex(chars, 4)?,
+        'U' => hex(chars, 8)?,
+        other => other,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn double_quoted_messages_keep_their_escapes_and_colons() {
+        let line =
+            r#"- {"dt": "2026", "lvl": "target", "msg": "a msg: \x1b[0m\u00e9 \"q\" \\ end"}"#;
+        assert_eq!(yaml_msg(line).unwrap(), "a msg: \x1b[0m\u{e9} \"q\" \\ end");
+    }
 
     #[test]
     fn lava_messages_are_unquoted() {

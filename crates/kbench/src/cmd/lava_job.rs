@@ -48,8 +48,9 @@ pub struct LavaJobArgs {
     /// How u-boot starts the kernels: image (booti), zimage (bootz) or uimage (bootm).
     #[arg(long, default_value = "image", value_parser = ["image", "zimage", "uimage"])]
     pub kernel_type: String,
-    /// Boots per kernel, in ABBA order.
-    #[arg(long, default_value_t = 3)]
+    /// Boots per kernel, in ABBA order (at most 99: the namespaces are numbered in two
+    /// digits, and a job of hundreds of boots is a lab's week).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
     pub boots: u32,
     /// Workload specs run in each boot [default: pipe on one CPU].
     #[arg(long, value_name = "SPEC")]

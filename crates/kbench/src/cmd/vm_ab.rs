@@ -6,7 +6,6 @@ use crate::guest::RESULTS_PORT;
 use crate::session::{self, DbArgs};
 use kbench_boot::deb::{kernel_from_path, Arch, KernelImage};
 use kbench_store::{NewSession, Store, StoredRun};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,8 +24,8 @@ pub struct VmAbArgs {
     /// Label of kernel B's boots [default: vm-<release>].
     #[arg(long)]
     pub label_b: Option<String>,
-    /// Boots per kernel, in ABBA order.
-    #[arg(long, default_value_t = 3)]
+    /// Boots per kernel, in ABBA order (at most 1000).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub boots: u32,
     /// Workload specs run in each boot [default: pipe on one CPU].
     #[arg(long, value_name = "SPEC")]
@@ -69,15 +68,15 @@ pub struct VmAbArgs {
     pub pin_vcpus: Option<String>,
     /// A boot with no BEGIN from kbench after this many seconds is stopped and
     /// recorded as failed (the kernel or /init never came up).
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub begin_timeout: u64,
+    #[arg(long = "begin-timeout", value_name = "SECS", default_value_t = 300)]
+    pub begin_timeout_s: u64,
     /// A boot with no END after this many seconds is stopped and recorded as failed.
-    #[arg(long, value_name = "SECS", default_value_t = 900)]
-    pub boot_timeout: u64,
+    #[arg(long = "boot-timeout", value_name = "SECS", default_value_t = 900)]
+    pub boot_timeout_s: u64,
     /// A guest that has sent END but not powered off after this many seconds is
     /// stopped; its results are kept.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
-    pub exit_timeout: u64,
+    #[arg(long = "exit-timeout", value_name = "SECS", default_value_t = 60)]
+    pub exit_timeout_s: u64,
     /// Print the qemu commands and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -160,6 +159,15 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if args.boots == 0 || args.runs == 0 {
         return usage("--boots and --runs must be at least 1");
     }
+    if [
+        args.begin_timeout_s,
+        args.boot_timeout_s,
+        args.exit_timeout_s,
+    ]
+    .contains(&0)
+    {
+        return usage("--begin-timeout, --boot-timeout and --exit-timeout must be at least 1 s");
+    }
     let options = args.verdict.options()?;
     let work = tempfile::tempdir()?;
     let sides = [
@@ -183,7 +191,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let initrd = work.path().join("initramfs.cpio.gz");
     std::fs::write(&initrd, initramfs(args.init.as_deref())?)?;
     if args.dry_run {
-        let accel = accel_without_probe(&args.accel);
+        let accel = accel_without_probe(&args.accel, sides[0].arch);
         if args.accel == "auto" && accel == "kvm" {
             eprintln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
         }
@@ -208,9 +216,9 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         eprintln!("kbench: {TCG_NOTICE}");
     }
     let deadlines = Deadlines {
-        begin: Duration::from_secs(args.begin_timeout),
-        end: Duration::from_secs(args.boot_timeout),
-        exit: Duration::from_secs(args.exit_timeout),
+        begin: Duration::from_secs(args.begin_timeout_s),
+        end: Duration::from_secs(args.boot_timeout_s),
+        exit: Duration::from_secs(args.exit_timeout_s),
     };
     let mut store = args.db.open()?;
     let mut failed = 0;
@@ -319,11 +327,19 @@ fn choose_accel(args: &VmAbArgs, side: &Side, work: &Path) -> anyhow::Result<Acc
         "auto" => {}
         other => return Ok(asked(other)),
     }
+    let tcg = |why: String| AccelChoice {
+        accel: "tcg".into(),
+        reason: format!("--accel auto: {why}, so TCG"),
+    };
+    if !runs_natively(side.arch) {
+        return Ok(tcg(format!(
+            "the kernels are {} and this machine {}",
+            side.arch.as_str(),
+            std::env::consts::ARCH
+        )));
+    }
     if !Path::new("/dev/kvm").exists() {
-        return Ok(AccelChoice {
-            accel: "tcg".into(),
-            reason: "--accel auto: no /dev/kvm, so TCG".into(),
-        });
+        return Ok(tcg("no /dev/kvm".into()));
     }
     let log = work.join("kvm-probe.console");
     let (default_qemu, machine) = machine_args(side.arch, "kvm", args.cpu.as_deref());
@@ -339,6 +355,7 @@ fn choose_accel(args: &VmAbArgs, side: &Side, work: &Path) -> anyhow::Result<Acc
         .arg(&side.kernel_path)
         .arg("-append")
         .arg(format!("{} panic=-1", console_arg(side.arch)))
+        .args(&args.qemu_arg)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -346,30 +363,37 @@ fn choose_accel(args: &VmAbArgs, side: &Side, work: &Path) -> anyhow::Result<Acc
     let mut child = spawn_dying_with_kbench(&mut cmd)?;
     let exited = crate::runner::child::wait_with_timeout(&mut child, KVM_PROBE_DEADLINE)?;
     let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
-    let booted = exited.is_some() && !kbench_console::parse(&text, "").panics.is_empty();
-    Ok(if booted {
-        AccelChoice {
+    let panicked = !kbench_console::parse(&text, "").panics.is_empty();
+    Ok(match exited {
+        Some(_) if panicked => AccelChoice {
             accel: "kvm".into(),
             reason: format!(
                 "--accel auto: KVM booted kernel A to its early panic in {:.1} s, so KVM",
                 started.elapsed().as_secs_f64()
             ),
-        }
-    } else {
-        AccelChoice {
-            accel: "tcg".into(),
-            reason: format!(
-                "--accel auto: kernel A did not reach its early panic under KVM within {} s, so TCG",
-                KVM_PROBE_DEADLINE.as_secs()
-            ),
-        }
+        },
+        Some(status) => tcg(format!(
+            "qemu under KVM exited ({status}) before kernel A reached its early panic"
+        )),
+        None => tcg(format!(
+            "kernel A did not reach its early panic under KVM within {} s",
+            KVM_PROBE_DEADLINE.as_secs()
+        )),
     })
 }
 
+/// Whether KVM could run a kernel of `arch` here at all.
+fn runs_natively(arch: Arch) -> bool {
+    matches!(
+        (arch, std::env::consts::ARCH),
+        (Arch::X86_64, "x86_64") | (Arch::Arm64, "aarch64")
+    )
+}
+
 /// What `--dry-run` shows for `auto`, which runs no probe.
-fn accel_without_probe(asked: &str) -> String {
+fn accel_without_probe(asked: &str, arch: Arch) -> String {
     match asked {
-        "auto" if Path::new("/dev/kvm").exists() => "kvm".into(),
+        "auto" if runs_natively(arch) && Path::new("/dev/kvm").exists() => "kvm".into(),
         "auto" => "tcg".into(),
         other => other.into(),
     }
@@ -377,10 +401,10 @@ fn accel_without_probe(asked: &str) -> String {
 
 /// (boot number, side) in ABBA order: A B, B A, A B, ...
 fn order(boots: u32) -> Vec<(u32, usize)> {
-    (0..boots)
-        .flat_map(|block| if block % 2 == 0 { [0, 1] } else { [1, 0] })
+    crate::cmd::lava_job::abba(boots)
+        .into_iter()
         .enumerate()
-        .map(|(i, s)| (i as u32, s))
+        .map(|(i, side)| (i as u32, usize::from(side == crate::cmd::lava_job::Side::B)))
         .collect()
 }
 
@@ -504,7 +528,14 @@ fn boot_once(
     let mut child = spawn_dying_with_kbench(&mut cmd)?;
     let mut run = BootRun::default();
     if let (Some(cpus), Some(socket)) = (pins, &files.qmp) {
-        match crate::qmp::pin_vcpus(socket, cpus, Duration::from_secs(10)) {
+        let mut qemu_gone =
+            || match child.try_wait() {
+                Ok(Some(status)) => Some(qemu_exit_failure(status).unwrap_or_else(|| {
+                    format!("qemu exited ({status}) before its QMP socket was up")
+                })),
+                _ => None,
+            };
+        match crate::qmp::pin_vcpus(socket, cpus, Duration::from_secs(10), &mut qemu_gone) {
             Ok(done) => run.pins = done,
             Err(e) => {
                 crate::runner::child::stop(&mut child);
@@ -519,7 +550,7 @@ fn boot_once(
             run.failure = qemu_exit_failure(status);
             return Ok(run);
         }
-        watch.look(files, nonce, started);
+        watch.look(files, nonce);
         let stalled = match watch.ended_at {
             Some(ended) if ended.elapsed() >= deadlines.exit => {
                 run.notes.push(format!(
@@ -572,33 +603,54 @@ fn spawn_dying_with_kbench(cmd: &mut Command) -> anyhow::Result<std::process::Ch
     })
 }
 
+/// How often the host looks at qemu and at the boot's output.
+const WATCH_INTERVAL: Duration = Duration::from_millis(100);
+
 fn sleep_a_little() {
-    std::thread::sleep(Duration::from_millis(100));
+    std::thread::sleep(WATCH_INTERVAL);
 }
 
-/// What the boot's output has shown so far; read every few hundred milliseconds.
+/// What the boot's output has shown so far. Each look reads only what the two files
+/// gained since the last, up to their last complete line.
 #[derive(Default)]
 struct Watch {
     begun: bool,
     ended_at: Option<Instant>,
-    looked_at: Option<Instant>,
+    read_to: [u64; 2],
 }
 
 impl Watch {
-    fn look(&mut self, files: &BootFiles, nonce: &str, started: Instant) {
-        let due = self
-            .looked_at
-            .is_none_or(|t| t.elapsed() >= Duration::from_millis(500));
-        if !due || self.ended_at.is_some() || started.elapsed() < Duration::from_secs(1) {
+    fn look(&mut self, files: &BootFiles, nonce: &str) {
+        if self.ended_at.is_some() {
             return;
         }
-        self.looked_at = Some(Instant::now());
-        let parsed = kbench_console::parse(&files.read_log(), nonce);
-        self.begun = parsed.begun;
-        if parsed.ended {
-            self.ended_at = Some(Instant::now());
+        for (i, path) in [&files.console, &files.results].into_iter().enumerate() {
+            let fresh = read_new_lines(path, &mut self.read_to[i]);
+            for kind in kbench_console::line_kinds(&fresh, nonce) {
+                match kind {
+                    kbench_console::Kind::Begin => self.begun = true,
+                    kbench_console::Kind::End => self.ended_at = Some(Instant::now()),
+                    _ => {}
+                }
+            }
         }
     }
+}
+
+/// The complete lines `path` gained after byte `*from`, which moves past them.
+fn read_new_lines(path: &Path, from: &mut u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let mut fresh = Vec::new();
+    if file.seek(SeekFrom::Start(*from)).is_err() || file.read_to_end(&mut fresh).is_err() {
+        return String::new();
+    }
+    let complete = fresh.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    fresh.truncate(complete);
+    *from += complete as u64;
+    String::from_utf8_lossy(&fresh).into_owned()
 }
 
 /// A qemu that died of a signal or failed says so; a clean exit (power-off, or the
@@ -639,8 +691,8 @@ pub struct BootTarget<'a> {
 }
 
 /// Stores one boot: its session with the guest's environment and runs when its log is
-/// intact and of this boot, else a failed session with the reason. True when it
-/// succeeded. The console log is kept with the session either way.
+/// intact and of this boot, else a failed session with the reason; the console log is
+/// kept with it either way, all in one transaction. True when it succeeded.
 pub fn store_boot(
     store: &mut Store,
     target: &BootTarget<'_>,
@@ -648,53 +700,106 @@ pub fn store_boot(
     log: &str,
     host: &HostView,
 ) -> anyhow::Result<bool> {
-    let parsed = kbench_console::parse(log, nonce);
-    let json_of = |kind: kbench_console::Kind| {
-        parsed
-            .messages
-            .iter()
-            .find(|m| m.kind == kind)
-            .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m.payload).ok())
+    let report = GuestReport::read(log, nonce);
+    let failure = report.failure(target, host);
+    let session = boot_session(&report, target, host);
+    let runs = match &failure {
+        None => report.runs,
+        Some(reason) => {
+            eprintln!("kbench: boot of {} failed: {reason}", target.label);
+            vec![StoredRun {
+                workload: "boot".into(),
+                error: Some(reason.clone()),
+                exit_status: Some(1),
+                ..StoredRun::default()
+            }]
+        }
     };
-    let begin = json_of(kbench_console::Kind::Begin);
-    let end = json_of(kbench_console::Kind::End);
-    let runs: Vec<StoredRun> = parsed
-        .messages
-        .iter()
-        .filter(|m| m.kind == kbench_console::Kind::Record)
-        .filter_map(|m| serde_json::from_slice(&m.payload).ok())
-        .collect();
-    let guest_error = parsed
-        .messages
-        .iter()
-        .find(|m| m.kind == kbench_console::Kind::Error)
-        .map(|m| String::from_utf8_lossy(&m.payload).into_owned());
-    let release = begin
-        .as_ref()
-        .and_then(|b| b["kernel_release"].as_str())
-        .map(str::to_string);
-    let foreign = if target.shared_log {
-        Vec::new()
-    } else {
-        parsed.other_nonces.clone()
-    };
-    let reported = Reported {
-        runs: runs.len(),
-        planned: begin.as_ref().and_then(|b| b["planned_runs"].as_u64()),
-    };
-    let failure = boot_failure(
-        &parsed,
-        &foreign,
-        host.failure.as_deref(),
-        begin.is_some(),
-        guest_error,
-        release.as_deref(),
-        target.expected_release,
-    )
-    .map(|reason| reported.explain(reason));
-    let mut session = begin
-        .as_ref()
-        .and_then(|b| serde_json::from_value::<NewSession>(b["session"].clone()).ok())
+    store
+        .insert_boot(&kbench_store::NewBoot {
+            session: &session,
+            console_log: log,
+            kernel_config: target.kernel_config,
+            runs: &runs,
+            ended_unix_ns: session::unix_now_ns(),
+        })
+        .map_err(session::store_error)?;
+    Ok(failure.is_none())
+}
+
+/// What one boot's log holds of kbench's messages.
+struct GuestReport {
+    parsed: kbench_console::Parsed,
+    begin: Option<serde_json::Value>,
+    end: Option<serde_json::Value>,
+    runs: Vec<StoredRun>,
+    guest_error: Option<String>,
+}
+
+impl GuestReport {
+    fn read(log: &str, nonce: &str) -> GuestReport {
+        let parsed = kbench_console::parse(log, nonce);
+        let payloads = |kind: kbench_console::Kind| {
+            parsed
+                .messages
+                .iter()
+                .filter(move |m| m.kind == kind)
+                .map(|m| m.payload.as_slice())
+        };
+        let json = |kind| {
+            payloads(kind)
+                .next()
+                .and_then(|p| serde_json::from_slice::<serde_json::Value>(p).ok())
+        };
+        GuestReport {
+            begin: json(kbench_console::Kind::Begin),
+            end: json(kbench_console::Kind::End),
+            runs: payloads(kbench_console::Kind::Record)
+                .filter_map(|p| serde_json::from_slice(p).ok())
+                .collect(),
+            guest_error: payloads(kbench_console::Kind::Error)
+                .next()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+            parsed,
+        }
+    }
+
+    /// A field of BEGIN, when BEGIN arrived and has it.
+    fn begin_field(&self, key: &str) -> Option<&serde_json::Value> {
+        self.begin.as_ref()?.get(key).filter(|v| !v.is_null())
+    }
+
+    /// Why this boot's results cannot be used, with how far it got, if they cannot.
+    fn failure(&self, target: &BootTarget<'_>, host: &HostView) -> Option<String> {
+        let foreign: &[String] = if target.shared_log {
+            &[]
+        } else {
+            &self.parsed.other_nonces
+        };
+        let reported = Reported {
+            runs: self.runs.len(),
+            planned: self.begin_field("planned_runs").and_then(|v| v.as_u64()),
+        };
+        boot_failure(
+            &self.parsed,
+            foreign,
+            host.failure.as_deref(),
+            self.begin.is_some(),
+            self.guest_error.clone(),
+            self.begin_field("kernel_release").and_then(|v| v.as_str()),
+            target.expected_release,
+        )
+        .or_else(|| config_mismatch(self.begin.as_ref(), target.kernel_config))
+        .map(|reason| reported.explain(reason))
+    }
+}
+
+/// The boot's session: the guest's own, under the target's label, with what the guest
+/// and the host said of the boot added to its environment.
+fn boot_session(report: &GuestReport, target: &BootTarget<'_>, host: &HostView) -> NewSession {
+    let mut session = report
+        .begin_field("session")
+        .and_then(|s| serde_json::from_value::<NewSession>(s.clone()).ok())
         .unwrap_or_else(|| NewSession {
             kbench_version: env!("CARGO_PKG_VERSION").to_string(),
             started_unix_ns: session::unix_now_ns(),
@@ -704,88 +809,63 @@ pub fn store_boot(
     session.kind = target.kind.into();
     session.command_line = session::command_line();
     if let Some(env) = session.environment.as_mut().and_then(|e| e.as_object_mut()) {
-        // Every boot has its own nonce: it proves the log's origin, and is no
-        // difference between the kernels' environments.
-        if let Some(cmdline) = env.get("cmdline").and_then(|c| c.as_str()) {
-            let kept: Vec<&str> = cmdline
-                .split(' ')
-                .filter(|w| !w.starts_with("kbench.session="))
-                .collect();
-            env.insert("cmdline".into(), kept.join(" ").into());
-        }
-        if let Some(accel) = target.accel {
-            env.insert("vm_accel".into(), accel.into());
-        }
-        // What the guest said of itself beyond the snapshot: its compiler line (which
-        // /proc/version has), the governor it set, and its uptimes.
-        for (from, to) in [
-            ("proc_version", "proc_version"),
-            ("governor", "vm_governor"),
-            ("channel", "vm_channel"),
-            ("call_cost_ns", "vm_call_cost_ns"),
-            ("kernel_config_sha256", "guest_kernel_config_sha256"),
-        ] {
-            if let Some(value) = begin
-                .as_ref()
-                .map(|b| b[from].clone())
-                .filter(|v| !v.is_null())
-            {
-                env.insert(to.into(), value);
-            }
-        }
-        // BEGIN has the uptime at /init, END the rest.
-        let uptimes = end
-            .as_ref()
-            .or(begin.as_ref())
-            .map(|m| m["uptime_s"].clone())
-            .filter(|v| !v.is_null());
-        if let Some(uptimes) = uptimes {
-            env.insert("vm_uptime_s".into(), uptimes);
-        }
-        if let Some(pins) = &host.vcpu_pins {
-            env.insert("vm_vcpu_pins".into(), pins.clone());
-        }
-        if let Some(reason) = &host.accel_reason {
-            env.insert("vm_accel_reason".into(), reason.clone().into());
-        }
-        if target.accel == Some("tcg") {
-            env.insert("vm_notice".into(), TCG_NOTICE.into());
+        add_boot_environment(env, report, target, host);
+    }
+    session
+}
+
+fn add_boot_environment(
+    env: &mut serde_json::Map<String, serde_json::Value>,
+    report: &GuestReport,
+    target: &BootTarget<'_>,
+    host: &HostView,
+) {
+    // Every boot has its own nonce: it proves the log's origin, and is no difference
+    // between the kernels' environments.
+    if let Some(cmdline) = env.get("cmdline").and_then(|c| c.as_str()) {
+        let kept: Vec<&str> = cmdline
+            .split(' ')
+            .filter(|w| !w.starts_with("kbench.session="))
+            .collect();
+        env.insert("cmdline".into(), kept.join(" ").into());
+    }
+    // What the guest said of itself beyond the snapshot: its compiler line (which
+    // /proc/version has), the governor it set, its channel and probe costs.
+    for (from, to) in [
+        ("proc_version", "proc_version"),
+        ("governor", "vm_governor"),
+        ("channel", "vm_channel"),
+        ("call_cost_ns", "vm_call_cost_ns"),
+        ("kernel_config_sha256", "vm_kernel_config_sha256"),
+    ] {
+        if let Some(value) = report.begin_field(from) {
+            env.insert(to.into(), value.clone());
         }
     }
-    let id = store
-        .begin_session(&session)
-        .map_err(session::store_error)?;
-    store
-        .set_console_log(id, &gzip(log.as_bytes()))
-        .map_err(session::store_error)?;
-    if let Some(config) = target.kernel_config {
-        store
-            .set_kernel_config(id, config)
-            .map_err(session::store_error)?;
+    // BEGIN has the uptime at /init, END the rest.
+    let uptimes = report
+        .end
+        .as_ref()
+        .or(report.begin.as_ref())
+        .and_then(|m| m.get("uptime_s"))
+        .filter(|v| !v.is_null());
+    if let Some(uptimes) = uptimes {
+        env.insert("vm_uptime_s".into(), uptimes.clone());
     }
-    match &failure {
-        None => {
-            for run in &runs {
-                store.insert_run(id, run).map_err(session::store_error)?;
-            }
-        }
-        Some(reason) => {
-            eprintln!("kbench: boot of {} failed: {reason}", target.label);
-            let failed = StoredRun {
-                workload: "boot".into(),
-                error: Some(reason.clone()),
-                exit_status: Some(1),
-                ..StoredRun::default()
-            };
-            store
-                .insert_run(id, &failed)
-                .map_err(session::store_error)?;
+    let host_said = [
+        ("vm_accel", target.accel.map(serde_json::Value::from)),
+        ("vm_vcpu_pins", host.vcpu_pins.clone()),
+        ("vm_accel_reason", host.accel_reason.clone().map(Into::into)),
+        (
+            "vm_notice",
+            (target.accel == Some("tcg")).then(|| TCG_NOTICE.into()),
+        ),
+    ];
+    for (key, value) in host_said {
+        if let Some(value) = value {
+            env.insert(key.into(), value);
         }
     }
-    store
-        .end_session(id, session::unix_now_ns())
-        .map_err(session::store_error)?;
-    Ok(failure.is_none())
 }
 
 /// Why a boot's results cannot be used, if they cannot.
@@ -836,6 +916,16 @@ fn boot_failure(
     None
 }
 
+/// A guest whose /proc/config.gz is not the config the host was given booted another
+/// kernel than the one meant (or the wrong config was given).
+fn config_mismatch(begin: Option<&serde_json::Value>, given: Option<&str>) -> Option<String> {
+    let guest = begin?["kernel_config_sha256"].as_str()?;
+    let given = kbench_store::config_hash(given?);
+    (guest != given).then(|| {
+        format!("the guest's /proc/config.gz (sha256 {guest}) is not the kernel config given (sha256 {given})")
+    })
+}
+
 /// How far a boot got, for the reason it failed.
 struct Reported {
     runs: usize,
@@ -849,12 +939,6 @@ impl Reported {
             None => reason,
         }
     }
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    let _ = enc.write_all(bytes);
-    enc.finish().unwrap_or_default()
 }
 
 #[cfg(test)]
