@@ -10,6 +10,7 @@ pub mod compare;
 pub mod group;
 pub mod model;
 pub mod modes;
+pub mod plausible;
 
 pub use compare::{compare_labels, fails_on, ReportOptions, ALPHA, DEFAULT_DELTA_PCT};
 pub use model::*;

@@ -58,6 +58,10 @@ enum Command {
     VmAb(cmd::vm_ab::VmAbArgs),
     /// A LAVA job that boots two kernels alternately on one board, kbench as their /init.
     LavaJob(cmd::lava_job::LavaJobArgs),
+    /// Whether a claimed saving per event (an IPI, a context switch) could explain a
+    /// change: the largest change it could make in a label's runs, and with --base, the
+    /// saving the observed change would need.
+    Plausible(cmd::plausible::PlausibleArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::VmAb(args) => cmd::vm_ab::run(args),
         Command::ImportConsole(args) => cmd::import_console::run(args),
         Command::LavaJob(args) => cmd::lava_job::run(args),
+        Command::Plausible(args) => cmd::plausible::run(args),
         Command::Env(args) => cmd::env::run(args),
         Command::Initramfs(args) => cmd::initramfs::run(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),

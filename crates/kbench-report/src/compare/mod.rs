@@ -3,7 +3,7 @@ mod csv;
 mod json;
 mod markdown;
 pub mod table;
-mod text;
+pub(crate) mod text;
 
 pub use csv::CsvFormat;
 pub use json::JsonFormat;

@@ -23,6 +23,10 @@ pub struct CompareArgs {
     /// included) is a regression (or any real change).
     #[arg(long, value_parser = ["regression", "change"])]
     pub fail_on: Option<String>,
+    /// A claimed saving per event, `EVENT=NS` (repeatable): after the comparison, whether
+    /// it could explain each change (as `kbench plausible NEW --base BASE` says).
+    #[arg(long, value_name = "EVENT=NS")]
+    pub saving: Vec<String>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -61,6 +65,10 @@ impl VerdictArgs {
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
+    let savings = crate::cmd::plausible::parse_savings(&args.saving)?;
+    if !savings.is_empty() && !matches!(args.format.as_str(), "text" | "markdown") {
+        return usage("--saving goes with text or markdown; for JSON, `kbench plausible NEW --base BASE --saving ... --format json`");
+    }
     for (i, label) in args.new.iter().enumerate() {
         if args.new[..i].contains(label) {
             return usage(format!("'{label}' is named twice"));
@@ -79,6 +87,17 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         Layout::Compact
     };
     print_reports(&reports, &args.format, layout)?;
+    for report in reports.iter().filter(|_| !savings.is_empty()) {
+        let plausible = kbench_analysis::plausible::plausible(
+            &store,
+            &report.new.label,
+            &savings,
+            Some(report),
+        )
+        .map_err(crate::analysis_error)?;
+        crate::output::write_stdout(b"\n")?;
+        crate::cmd::plausible::print(&plausible, "text")?;
+    }
     let failed = args.fail_on.as_deref().is_some_and(|rule| {
         reports
             .iter()

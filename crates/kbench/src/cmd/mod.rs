@@ -13,6 +13,7 @@ pub mod initramfs;
 pub mod lava_job;
 pub mod list;
 pub mod manpage;
+pub mod plausible;
 pub mod run;
 pub mod show;
 pub mod stat;

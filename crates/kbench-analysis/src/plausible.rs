@@ -1,0 +1,452 @@
+//! Could a claimed saving explain a change? From a label's runs: how many events of a
+//! kind each op takes, how long an op takes, and so the largest change of the primary
+//! metric that saving NS per event could make (events per op × NS / time per op);
+//! against an observed change, the saving per event it would need, set beside what
+//! such an event costs on this machine in all, where kbench measured that.
+//!
+//! Kernel text has no instruction-level model here: the events per op and the costs
+//! are measured, the saving is the user's.
+use crate::group::{self, RunKey};
+use crate::model::CompareReport;
+use kbench_record::Role;
+use kbench_stats::Verdict;
+use kbench_store::{RunRow, Store};
+use serde::{Deserialize, Serialize};
+
+/// An event a patch may make cheaper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    Irq,
+    /// Every IPI kind together.
+    Ipi,
+    IpiCall,
+    IpiResched,
+    Csw,
+    Syscall,
+    Migration,
+    Wake,
+}
+
+impl Event {
+    pub const ALL: [Event; 8] = [
+        Event::Irq,
+        Event::Ipi,
+        Event::IpiCall,
+        Event::IpiResched,
+        Event::Csw,
+        Event::Syscall,
+        Event::Migration,
+        Event::Wake,
+    ];
+
+    /// The name `--saving` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Irq => "irq",
+            Event::Ipi => "ipi",
+            Event::IpiCall => "ipi:call",
+            Event::IpiResched => "ipi:resched",
+            Event::Csw => "csw",
+            Event::Syscall => "syscall",
+            Event::Migration => "migration",
+            Event::Wake => "wake",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The per-op metrics whose sum is this event's count per op.
+    fn metrics(self) -> &'static [&'static str] {
+        match self {
+            Event::Irq => &["irqs_per_op"],
+            Event::Ipi => &[
+                "call_ipis_per_op",
+                "resched_ipis_per_op",
+                "tlb_ipis_per_op",
+                "other_ipis_per_op",
+            ],
+            Event::IpiCall => &["call_ipis_per_op"],
+            Event::IpiResched => &["resched_ipis_per_op"],
+            Event::Csw => &["csw_per_op"],
+            Event::Syscall => &["syscalls_per_op"],
+            Event::Migration => &["migrations_per_op"],
+            Event::Wake => &["wakes_per_op"],
+        }
+    }
+}
+
+/// A saving the user claims: `NS` nanoseconds per `event`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Saving {
+    pub event: Event,
+    pub ns: f64,
+}
+
+impl Saving {
+    /// `EVENT=NS`, as `--saving` takes it.
+    pub fn parse(text: &str) -> Result<Saving, String> {
+        let (event, ns) = text
+            .split_once('=')
+            .ok_or_else(|| format!("--saving {text}: expected EVENT=NS, e.g. ipi=300"))?;
+        let event = Event::parse(event.trim()).ok_or_else(|| {
+            let names: Vec<&str> = Event::ALL.iter().map(|e| e.name()).collect();
+            format!(
+                "--saving {text}: unknown event (one of {})",
+                names.join(", ")
+            )
+        })?;
+        let ns: f64 = ns
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| format!("--saving {text}: NS must be a positive number"))?;
+        Ok(Saving { event, ns })
+    }
+}
+
+/// What an event costs on this machine in all, measured by one of kbench's workloads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredCost {
+    pub ns: f64,
+    /// How it was measured, e.g. `ipi/ipi round trip p50`.
+    pub source: String,
+    /// An upper bound (an op holds more than one such event's worth of work).
+    pub upper_bound: bool,
+}
+
+/// The observed change of a row's primary metric between two labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedChange {
+    pub base: String,
+    pub shift_pct: f64,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// One workload and one saving.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlausibleRow {
+    pub workload: String,
+    pub params: String,
+    pub variant: String,
+    /// The primary metric and its median time per op, in ns.
+    pub metric: String,
+    pub time_per_op_ns: f64,
+    pub runs: usize,
+    pub saving: Saving,
+    /// Median events per op over the runs; `None` when the runs do not count it.
+    pub events_per_op: Option<f64>,
+    /// The largest change the saving could make: events/op × NS / time per op, in %.
+    pub max_change_pct: Option<f64>,
+    pub observed: Option<ObservedChange>,
+    /// The saving per event the observed change needs.
+    pub needed_ns: Option<f64>,
+    pub measured_cost: Option<MeasuredCost>,
+    /// How the observed change (its interval, else its estimate) stands to the largest
+    /// change the saving could make.
+    pub explains: Option<Explains>,
+}
+
+/// The observed change against the largest one a saving could make, ±max.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Explains {
+    /// The whole interval lies within ±max: the saving could explain the change.
+    Within,
+    /// The whole interval lies beyond ±max: the saving cannot explain the change
+    /// alone.
+    Beyond,
+    /// The interval holds changes both within and beyond ±max: more runs decide.
+    Undecided,
+}
+
+/// Where `observed` stands to ±`max_pct`, by its interval when it has one.
+fn explains(observed: &ObservedChange, max_pct: f64) -> Explains {
+    let (lo, hi) = match (observed.ci_low_pct, observed.ci_high_pct) {
+        (Some(lo), Some(hi)) => (lo, hi),
+        _ => (observed.shift_pct, observed.shift_pct),
+    };
+    let nearest_to_zero = if lo <= 0.0 && hi >= 0.0 {
+        0.0
+    } else {
+        lo.abs().min(hi.abs())
+    };
+    let farthest = lo.abs().max(hi.abs());
+    if farthest <= max_pct {
+        Explains::Within
+    } else if nearest_to_zero > max_pct {
+        Explains::Beyond
+    } else {
+        Explains::Undecided
+    }
+}
+
+/// Every workload of a label against every claimed saving.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlausibleReport {
+    pub label: String,
+    pub rows: Vec<PlausibleRow>,
+}
+
+/// The plausibility of `savings` for the runs of `label`; with `observed`, a
+/// comparison whose new side is `label`, the changes to explain.
+pub fn plausible(
+    store: &Store,
+    label: &str,
+    savings: &[Saving],
+    observed: Option<&CompareReport>,
+) -> Result<PlausibleReport, crate::AnalysisError> {
+    let runs: Vec<RunRow> = store
+        .runs(label)?
+        .into_iter()
+        .filter(RunRow::is_measured)
+        .collect();
+    if runs.is_empty() {
+        return Err(crate::AnalysisError::Usage(format!(
+            "no measured runs under '{label}'"
+        )));
+    }
+    let workloads = by_workload(&runs);
+    let costs = measured_costs(&workloads);
+    let mut rows = Vec::new();
+    for (key, runs) in &workloads {
+        let Some((metric, time_per_op_ns)) = time_per_op(runs) else {
+            continue;
+        };
+        for saving in savings {
+            let events_per_op = events_per_op(runs, saving.event);
+            let max_change_pct = events_per_op.map(|e| 100.0 * e * saving.ns / time_per_op_ns);
+            let change = observed.and_then(|r| observed_change(r, key, &metric));
+            let needed_ns = match (&change, events_per_op) {
+                (Some(c), Some(e)) if e > 0.0 => {
+                    Some(c.shift_pct.abs() / 100.0 * time_per_op_ns / e)
+                }
+                _ => None,
+            };
+            let verdict = change
+                .as_ref()
+                .zip(max_change_pct)
+                .map(|(c, max)| explains(c, max));
+            rows.push(PlausibleRow {
+                workload: key.workload.clone(),
+                params: key.params.clone(),
+                variant: key.variant.clone(),
+                metric: metric.clone(),
+                time_per_op_ns,
+                runs: runs.len(),
+                saving: *saving,
+                events_per_op,
+                max_change_pct,
+                observed: change,
+                needed_ns,
+                measured_cost: costs
+                    .iter()
+                    .find(|(e, _)| *e == saving.event)
+                    .map(|(_, c)| c.clone()),
+                explains: verdict,
+            });
+        }
+    }
+    Ok(PlausibleReport {
+        label: label.to_string(),
+        rows,
+    })
+}
+
+fn by_workload(runs: &[RunRow]) -> Vec<(RunKey, Vec<&RunRow>)> {
+    let mut groups: Vec<(RunKey, Vec<&RunRow>)> = Vec::new();
+    for run in runs {
+        let key = group::run_key(run);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(run),
+            None => groups.push((key, vec![run])),
+        }
+    }
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    groups
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
+/// The primary metric and its median in ns per op, when it is a time per op (pipe's
+/// usecs/op, a latency in ns); a total time is not.
+fn time_per_op(runs: &[&RunRow]) -> Option<(String, f64)> {
+    let primary = runs[0].run.values.iter().find(|v| v.primary)?;
+    let scale = match primary.unit.as_str() {
+        "us/op" => 1e3,
+        "ns" | "ns/op" => 1.0,
+        _ => return None,
+    };
+    let values = runs
+        .iter()
+        .filter_map(|r| r.run.values.iter().find(|v| v.metric == primary.metric))
+        .map(|v| v.value * scale)
+        .collect();
+    Some((primary.metric.clone(), median(values)?))
+}
+
+/// The median over runs of the sum of the event's per-op metrics; `None` when no run
+/// has any of them.
+fn events_per_op(runs: &[&RunRow], event: Event) -> Option<f64> {
+    let per_run: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| {
+            let found: Vec<f64> = r
+                .run
+                .values
+                .iter()
+                .filter(|v| event.metrics().contains(&v.metric.as_str()))
+                .map(|v| v.value)
+                .collect();
+            (!found.is_empty()).then(|| found.iter().sum())
+        })
+        .collect();
+    median(per_run)
+}
+
+/// The primary row of `key` in a comparison (any placement or class split of it: the
+/// first, as the compact report shows it).
+fn observed_change(report: &CompareReport, key: &RunKey, metric: &str) -> Option<ObservedChange> {
+    let row = report.rows.iter().find(|r| {
+        r.role == Role::Primary
+            && r.workload == key.workload
+            && r.params == key.params
+            && r.variant == key.variant
+            && r.metric == metric
+    })?;
+    Some(ObservedChange {
+        base: report.base.label.clone(),
+        shift_pct: row.shift_pct?,
+        ci_low_pct: row.ci_low_pct,
+        ci_high_pct: row.ci_high_pct,
+        verdict: row.verdict,
+    })
+}
+
+/// What events cost here in all, from the label's own runs of the workloads that
+/// measure them: the IPI round trip (`ipi`), a wake of an idle CPU (`wakeup`), and a
+/// context switch as at most a same-CPU pipe op per switch.
+fn measured_costs(workloads: &[(RunKey, Vec<&RunRow>)]) -> Vec<(Event, MeasuredCost)> {
+    let metric_median = |runs: &[&RunRow], metric: &str| -> Option<f64> {
+        median(
+            runs.iter()
+                .filter_map(|r| r.run.values.iter().find(|v| v.metric == metric))
+                .map(|v| v.value)
+                .collect(),
+        )
+    };
+    let mut costs = Vec::new();
+    for (key, runs) in workloads {
+        match key.workload.as_str() {
+            "ipi/ipi" => {
+                if let Some(ns) = metric_median(runs, "ipi_round_trip_p50_ns") {
+                    for event in [Event::Ipi, Event::IpiCall] {
+                        costs.push((event, cost(ns, "ipi/ipi round trip p50", false)));
+                    }
+                }
+            }
+            "sched/wakeup" => {
+                if let Some(ns) = metric_median(runs, "wake_latency_p50_ns") {
+                    costs.push((Event::Wake, cost(ns, "sched/wakeup latency p50", false)));
+                }
+            }
+            "sched/pipe" if key.params.contains("placement=same-cpu") => {
+                let per_op =
+                    metric_median(runs, "usecs_per_op").zip(metric_median(runs, "csw_per_op"));
+                if let Some((usecs, csw)) = per_op.filter(|(_, csw)| *csw > 0.0) {
+                    let source = "sched/pipe same-cpu: usecs/op over csw/op";
+                    costs.push((Event::Csw, cost(usecs * 1e3 / csw, source, true)));
+                }
+            }
+            _ => {}
+        }
+    }
+    // One cost per event: the first workload that measured it.
+    let mut unique: Vec<(Event, MeasuredCost)> = Vec::new();
+    for (event, c) in costs {
+        if !unique.iter().any(|(e, _)| *e == event) {
+            unique.push((event, c));
+        }
+    }
+    unique
+}
+
+fn cost(ns: f64, source: &str, upper_bound: bool) -> MeasuredCost {
+    MeasuredCost {
+        ns,
+        source: source.to_string(),
+        upper_bound,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(shift: f64, ci: Option<(f64, f64)>) -> ObservedChange {
+        ObservedChange {
+            base: "base".into(),
+            shift_pct: shift,
+            ci_low_pct: ci.map(|c| c.0),
+            ci_high_pct: ci.map(|c| c.1),
+            verdict: Verdict::Inconclusive,
+        }
+    }
+
+    #[test]
+    fn the_interval_decides_whether_a_saving_explains_a_change() {
+        // -6.5% [-8.1, -4.9] against a saving worth at most 0.4%: beyond.
+        assert_eq!(
+            explains(&change(-6.5, Some((-8.1, -4.9))), 0.4),
+            Explains::Beyond
+        );
+        assert_eq!(
+            explains(&change(-0.2, Some((-0.3, -0.1))), 0.4),
+            Explains::Within
+        );
+        // An interval across zero that reaches past the bound: more runs decide.
+        assert_eq!(
+            explains(&change(9.3, Some((-7.5, 29.1))), 0.4),
+            Explains::Undecided
+        );
+        assert_eq!(explains(&change(2.0, None), 0.4), Explains::Beyond);
+        assert_eq!(explains(&change(0.3, None), 0.4), Explains::Within);
+    }
+
+    #[test]
+    fn savings_parse_or_say_what_is_wrong() {
+        assert_eq!(
+            Saving::parse("ipi:call=250").unwrap(),
+            Saving {
+                event: Event::IpiCall,
+                ns: 250.0
+            }
+        );
+        assert!(Saving::parse("ipi").unwrap_err().contains("EVENT=NS"));
+        assert!(Saving::parse("dma=5")
+            .unwrap_err()
+            .contains("unknown event"));
+        for bad in ["csw=-1", "csw=0", "csw=NaN", "csw=inf", "csw=x"] {
+            assert!(
+                Saving::parse(bad).unwrap_err().contains("positive"),
+                "{bad}"
+            );
+        }
+    }
+}

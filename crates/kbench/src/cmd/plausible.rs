@@ -1,0 +1,63 @@
+//! `kbench plausible LABEL --saving EVENT=NS...`: whether a claimed saving per event
+//! could explain a change of the label's primary metrics; with `--base BASE`, against
+//! the change observed from BASE to LABEL.
+use crate::error::usage;
+use crate::session::DbArgs;
+use kbench_analysis::plausible::{PlausibleReport, Saving};
+
+#[derive(Debug, clap::Args)]
+pub struct PlausibleArgs {
+    /// The label whose runs give the events per op and the time per op (the patched
+    /// kernel's, or either: the counts rarely move).
+    pub label: String,
+    /// A saving per event, `EVENT=NS` (repeatable): irq, ipi, ipi:call, ipi:resched,
+    /// csw, syscall, migration, wake; e.g. `--saving ipi=300`.
+    #[arg(long, required = true, value_name = "EVENT=NS")]
+    pub saving: Vec<String>,
+    /// Also the change observed from BASE to LABEL, and the saving it would need.
+    #[arg(long, value_name = "BASE")]
+    pub base: Option<String>,
+    #[command(flatten)]
+    pub verdict: crate::cmd::compare::VerdictArgs,
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
+    let savings = parse_savings(&args.saving)?;
+    let options = args.verdict.options()?;
+    let store = args.db.open()?;
+    let observed = match &args.base {
+        Some(base) => Some(
+            kbench_analysis::compare_labels(&store, base, &args.label, options)
+                .map_err(crate::analysis_error)?,
+        ),
+        None => None,
+    };
+    let report =
+        kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())
+            .map_err(crate::analysis_error)?;
+    print(&report, &args.format)?;
+    Ok(0)
+}
+
+/// Every `--saving`, checked before anything is read.
+pub fn parse_savings(texts: &[String]) -> anyhow::Result<Vec<Saving>> {
+    texts
+        .iter()
+        .map(|t| Saving::parse(t).or_else(usage))
+        .collect()
+}
+
+/// Prints a report; a closed stdout ends the output quietly.
+pub fn print(report: &PlausibleReport, format: &str) -> anyhow::Result<()> {
+    let text = match format {
+        "json" => kbench_report::plausible::json(report),
+        _ => kbench_report::plausible::text(report),
+    };
+    crate::output::write_stdout(text.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! `kbench plausible` and `compare --saving`: the arithmetic on runs whose values are
+//! set exactly (a real export of real runs, its values rewritten, imported again), and
+//! the command on real runs as they come.
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kbench(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(args)
+        .env("KBENCH_DB", db)
+        .output()
+        .expect("run kbench")
+}
+
+fn ok(db: &Path, args: &[&str]) -> String {
+    let out = kbench(db, args);
+    assert!(
+        out.status.success(),
+        "kbench {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The export of `label` with every measured pipe run's usecs/op set to
+/// `usecs[i % len]` and its context switches per op to `csw`.
+fn with_values(export: &str, usecs: &[f64], csw: f64) -> String {
+    let mut doc: serde_json::Value = serde_json::from_str(export).unwrap();
+    let mut i = 0;
+    for session in doc["sessions"].as_array_mut().unwrap() {
+        for run in session["runs"].as_array_mut().unwrap() {
+            if run["warmup"] == true || run["error"].is_string() {
+                continue;
+            }
+            for value in run["values"].as_array_mut().unwrap() {
+                match value["metric"].as_str() {
+                    Some("usecs_per_op") => value["value"] = usecs[i % usecs.len()].into(),
+                    Some("csw_per_op") => value["value"] = csw.into(),
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+    }
+    doc.to_string()
+}
+
+#[test]
+fn a_saving_is_set_against_the_change_it_could_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    ok(
+        &db,
+        &[
+            "run",
+            "pipe:-l 2000 --placement same-cpu",
+            "--runs",
+            "6",
+            "--label",
+            "real",
+        ],
+    );
+    let export = ok(&db, &["export", "real"]);
+    // Base: 2.000 us/op (±0.5%), new: 1.800 (-10%), 2 csw/op on both.
+    let base = dir.path().join("base.json");
+    let new = dir.path().join("new.json");
+    std::fs::write(&base, with_values(&export, &[1.99, 2.0, 2.01], 2.0)).unwrap();
+    std::fs::write(&new, with_values(&export, &[1.79, 1.8, 1.81], 2.0)).unwrap();
+    ok(&db, &["import", base.to_str().unwrap(), "--label", "base"]);
+    ok(&db, &["import", new.to_str().unwrap(), "--label", "new"]);
+
+    let json: serde_json::Value = serde_json::from_str(&ok(
+        &db,
+        &[
+            "plausible",
+            "new",
+            "--base",
+            "base",
+            "--saving",
+            "csw=50",
+            "--saving",
+            "csw=200",
+            "--saving",
+            "irq=10",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{json}");
+    let [small, large, irq] = rows.as_slice() else {
+        unreachable!()
+    };
+    assert_eq!(small["time_per_op_ns"].as_f64(), Some(1800.0));
+    assert_eq!(small["events_per_op"].as_f64(), Some(2.0));
+    // 2 csw/op × 50 ns over 1800 ns/op: at most 5.56% of an op, and -10% needs
+    // 0.10 × 1800 / 2 = 90 ns per csw.
+    let max = small["max_change_pct"].as_f64().unwrap();
+    assert!((max - 100.0 * 2.0 * 50.0 / 1800.0).abs() < 1e-9, "{max}");
+    let observed = small["observed"]["shift_pct"].as_f64().unwrap();
+    assert!((observed + 10.0).abs() < 0.2, "{observed}");
+    let needed = small["needed_ns"].as_f64().unwrap();
+    assert!(
+        (needed - observed.abs() / 100.0 * 1800.0 / 2.0).abs() < 1e-6,
+        "{needed}"
+    );
+    assert_eq!(small["explains"], "beyond", "{small}");
+    // 200 ns per csw could make 22%: it could explain a 10% change.
+    assert_eq!(large["explains"], "within", "{large}");
+    // The runs count no IRQs: no bound is made up.
+    assert!(
+        irq["events_per_op"].is_null() && irq["explains"].is_null(),
+        "{irq}"
+    );
+    // A context switch's cost here: a same-CPU pipe op over its switches.
+    let cost = &small["measured_cost"];
+    assert_eq!(cost["ns"].as_f64(), Some(1800.0 / 2.0), "{cost}");
+    assert_eq!(cost["upper_bound"], true);
+
+    let text = ok(&db, &["compare", "base", "new", "--saving", "csw=50"]);
+    assert!(text.contains("cannot explain it alone"), "{text}");
+    assert!(text.contains("needs 90 ns saved per csw"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}
+
+#[test]
+fn bad_savings_are_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    for args in [
+        &["plausible", "x", "--saving", "ipi"][..],
+        &["plausible", "x", "--saving", "dma=3"],
+        &["plausible", "x", "--saving", "csw=-4"],
+        &["plausible", "nolabel", "--saving", "csw=4"],
+        &["compare", "a", "b", "--saving", "csw=4", "--format", "json"],
+    ] {
+        let out = kbench(&db, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+}
