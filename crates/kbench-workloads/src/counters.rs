@@ -9,7 +9,7 @@
 //! before it starts it and disables them just after it stops it: for seccomp-notify
 //! that is the supervisor, which inherited them from the coordinator.
 //!
-//! Counting costs something on every context switch of the counted tasks (about 15%
+//! Counting costs something on every context switch of the counted tasks (about 13%
 //! on a same-CPU pipe round trip here), which is why they are opt-in and why a run
 //! with counters records it in its parameters: it is never compared with one without.
 use kbench_record::{CounterOutcome, CounterReading, PerfCounter};
