@@ -1,6 +1,7 @@
 //! IPI accounting as a run record carries it: the `/proc/interrupts` deltas of a timed
-//! region on the CPUs involved, split by kind, and the rates per operation. Reading
-//! `/proc/interrupts` is the workloads' business (`kbench_workloads::ipiaccount`).
+//! region on the CPUs involved, split by kind, the other interrupts beside them (device
+//! IRQs, the local timer), and the rates per operation. Reading `/proc/interrupts` is
+//! the workloads' business (`kbench_workloads::ipiaccount`).
 use serde::{Deserialize, Serialize};
 
 /// IPIs received by one CPU, by kind.
@@ -40,6 +41,59 @@ pub struct IpiRates {
     pub total: f64,
 }
 
+impl IpiRates {
+    fn plus(self, other: IpiRates) -> IpiRates {
+        IpiRates {
+            reschedule: self.reschedule + other.reschedule,
+            function_call: self.function_call + other.function_call,
+            tlb_shootdown: self.tlb_shootdown + other.tlb_shootdown,
+            other: self.other + other.other,
+            total: self.total + other.total,
+        }
+    }
+}
+
+/// The interrupts one CPU received that are not IPIs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrqCounts {
+    /// Numbered rows: disks, network, serial, the PMU on arm64 (the local timer apart).
+    pub device: u64,
+    /// The per-CPU timer tick (x86 `LOC`, arm64 `arch_timer`).
+    pub local_timer: u64,
+    /// Architecture rows that are neither (NMI, PMI, thermal, hypervisor callbacks).
+    pub other: u64,
+}
+
+impl IrqCounts {
+    /// Each count divided by `ops` (0 when there were no ops).
+    pub fn per_op(&self, ops: u64) -> IrqRates {
+        let rate = |n: u64| if ops == 0 { 0.0 } else { n as f64 / ops as f64 };
+        IrqRates {
+            device: rate(self.device),
+            local_timer: rate(self.local_timer),
+            other: rate(self.other),
+        }
+    }
+}
+
+/// Non-IPI interrupts per operation, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqRates {
+    pub device: f64,
+    pub local_timer: f64,
+    pub other: f64,
+}
+
+impl IrqRates {
+    fn plus(self, other: IrqRates) -> IrqRates {
+        IrqRates {
+            device: self.device + other.device,
+            local_timer: self.local_timer + other.local_timer,
+            other: self.other + other.other,
+        }
+    }
+}
+
 /// One CPU of the run and what it received.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IpiCpu {
@@ -48,6 +102,11 @@ pub struct IpiCpu {
     pub role: String,
     pub counts: IpiCounts,
     pub per_op: IpiRates,
+    /// The other interrupts it received; absent in records made before kbench read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqs: Option<IrqCounts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqs_per_op: Option<IrqRates>,
 }
 
 /// The IPI deltas of one timed region.
@@ -66,5 +125,21 @@ impl IpiAccounting {
     /// The entry of `cpu`, if it was involved.
     pub fn cpu(&self, cpu: u32) -> Option<&IpiCpu> {
         self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+
+    /// IPIs per operation summed over the CPUs of the region: what the whole run
+    /// received per operation, wherever its tasks ran.
+    pub fn ipis_per_op_summed(&self) -> IpiRates {
+        self.cpus
+            .iter()
+            .fold(IpiRates::default(), |sum, c| sum.plus(c.per_op))
+    }
+
+    /// Non-IPI interrupts per operation summed over the CPUs of the region; `None`
+    /// when the record predates them.
+    pub fn irqs_per_op_summed(&self) -> Option<IrqRates> {
+        self.cpus
+            .iter()
+            .try_fold(IrqRates::default(), |sum, c| Some(sum.plus(c.irqs_per_op?)))
     }
 }

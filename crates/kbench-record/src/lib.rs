@@ -3,16 +3,20 @@
 //!
 //! - [`RunRecord`]: one execution of one workload, with [`RusageDelta`] and [`TaskCpus`];
 //! - [`latency`]: the latency distributions of a run ([`LatencySeries`]);
-//! - [`ipi`]: the IPIs counted over a run ([`IpiAccounting`]);
+//! - [`ipi`]: the IPIs and other interrupts counted over a run ([`IpiAccounting`]);
+//! - [`events`]: system calls and perf_event_open counters per operation
+//!   ([`EventAccounting`], [`EventsPerOp`]);
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
 //! - [`placement`]: where a run's two tasks ran relative to each other.
+pub mod events;
 pub mod ipi;
 pub mod latency;
 pub mod metric;
 pub mod placement;
 pub mod record;
 
-pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates};
+pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
+pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
 pub use metric::{Direction, MetricValue, Role};
 pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};

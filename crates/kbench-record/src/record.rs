@@ -1,4 +1,5 @@
 //! The plain data a workload hands back: one value plus everything about how it was made.
+use crate::events::{EventAccounting, EventsPerOp, PerfCounter};
 use crate::ipi::IpiAccounting;
 use crate::latency::LatencySeries;
 use crate::metric::MetricValue;
@@ -12,8 +13,9 @@ use std::collections::BTreeMap;
 /// switches, and which CPUs each task was seen on.
 ///
 /// Latency workloads (`sched/wakeup`, `ipi/ipi`) also fill the optional fields below
-/// (distributions, IPI accounting, invalid samples); the others leave them empty, and
-/// empty ones are left out of the JSON, so older records and readers are unaffected.
+/// (distributions, IPI accounting, invalid samples); pipe, seccomp-notify and messaging
+/// fill the IPI accounting of their timed region and its events. Empty ones are left
+/// out of the JSON, so older records and readers are unaffected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     /// `collection/name`, e.g. `sched/pipe`.
@@ -59,6 +61,10 @@ pub struct RunRecord {
     /// IPIs counted in `/proc/interrupts` over the timed region(s), per CPU involved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ipis: Vec<IpiAccounting>,
+    /// What the tasks did per operation: system calls by construction and, with
+    /// `--counters`, perf_event_open counters (pipe, seccomp-notify, messaging).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventAccounting>,
     /// Samples kept out of `series`, by reason (`wrong_cpu`, `did_not_block`, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub invalid_samples: BTreeMap<String, u64>,
@@ -123,5 +129,24 @@ impl RunRecord {
     /// The primary metric, if the workload declared one.
     pub fn primary_metric(&self) -> Option<&MetricValue> {
         self.metrics.iter().find(|m| m.is_primary())
+    }
+
+    /// The events per operation of a run that accounted them (pipe, seccomp-notify,
+    /// messaging), from its events and its first IPI region; `None` for the others,
+    /// for older records, and for runs without operations.
+    pub fn events_per_op(&self) -> Option<EventsPerOp> {
+        let events = self.events.as_ref().filter(|e| e.ops > 0)?;
+        let per_op = |n: u64| n as f64 / events.ops as f64;
+        let region = self.ipis.first();
+        Some(EventsPerOp {
+            per: events.per.clone(),
+            syscalls: events.syscalls_per_op,
+            context_switches: events
+                .counter_per_op(PerfCounter::ContextSwitches)
+                .unwrap_or_else(|| per_op(self.rusage.total_csw())),
+            migrations: events.counter_per_op(PerfCounter::CpuMigrations),
+            ipis: region.map(IpiAccounting::ipis_per_op_summed),
+            irqs: region.and_then(IpiAccounting::irqs_per_op_summed),
+        })
     }
 }

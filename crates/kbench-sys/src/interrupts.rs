@@ -1,5 +1,5 @@
-//! `/proc/interrupts`: per-CPU counts per row, deltas between two readings, and which rows
-//! are IPIs of which kind.
+//! `/proc/interrupts`: per-CPU counts per row, deltas between two readings, which rows
+//! are IPIs of which kind, and which of the others are device IRQs or the local timer.
 //!
 //! Rows are classified by their description, not their name, because the names differ
 //! between architectures and kernels (x86 `RES`/`CAL`/`TLB`, arm64 and riscv `IPI0`..`IPIn`
@@ -55,6 +55,35 @@ fn is_other_ipi(name: &str, desc: &str) -> bool {
     numbered_ipi || name == "IWI" || desc.contains("ipi") || desc.contains("irq work")
 }
 
+/// The kind of a row that is not an IPI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrqKind {
+    /// The per-CPU timer tick: x86 `LOC`, arm64 `arch_timer`, riscv `riscv-timer`.
+    LocalTimer,
+    /// A numbered row: an interrupt line of a device (disk, network, serial, PMU).
+    Device,
+    /// An architecture row that is neither (NMI, PMI, thermal, hypervisor callbacks).
+    Other,
+}
+
+/// The kind of a non-IPI row from its name and description; `None` for IPI rows and for
+/// the rows that hold one system-wide total (x86 `ERR` and `MIS`, arm64 `Err`), which
+/// are not per CPU and carry no description.
+pub fn classify_irq(name: &str, description: &str) -> Option<IrqKind> {
+    if classify_row(name, description).is_ipi() || description.is_empty() {
+        return None;
+    }
+    let desc = description.to_ascii_lowercase();
+    if desc.contains("local timer") || desc.contains("arch_timer") || desc.contains("riscv-timer") {
+        Some(IrqKind::LocalTimer)
+    } else if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
+        Some(IrqKind::Device)
+    } else {
+        Some(IrqKind::Other)
+    }
+}
+
 /// One row of `/proc/interrupts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterruptRow {
@@ -74,6 +103,11 @@ impl InterruptRow {
     /// The sum over all CPUs.
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()
+    }
+
+    /// What kind of non-IPI interrupt the row counts, if it is one and per CPU.
+    pub fn irq_kind(&self) -> Option<IrqKind> {
+        classify_irq(&self.name, &self.description)
     }
 }
 
@@ -221,6 +255,18 @@ impl InterruptsDelta {
         self.rows
             .iter()
             .filter(|r| r.kind == kind)
+            .filter_map(|r| r.counts.get(column))
+            .sum()
+    }
+
+    /// Non-IPI interrupts of one kind received by one CPU.
+    pub fn irqs_on_cpu(&self, kind: IrqKind, cpu: u32) -> u64 {
+        let Some(column) = self.cpus.iter().position(|&c| c == cpu) else {
+            return 0;
+        };
+        self.rows
+            .iter()
+            .filter(|r| r.irq_kind() == Some(kind))
             .filter_map(|r| r.counts.get(column))
             .sum()
     }

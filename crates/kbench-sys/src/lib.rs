@@ -40,7 +40,7 @@ pub mod virt;
 pub use classes::CpuClass;
 pub use cpulist::{format_cpulist, parse_cpulist};
 pub use error::SysError;
-pub use interrupts::{Interrupts, InterruptsDelta, IpiKind};
+pub use interrupts::{Interrupts, InterruptsDelta, IpiKind, IrqKind};
 pub use sched::{nr_migrations, SchedStats};
 pub use snapshot::EnvSnapshot;
 pub use sysroot::Sysroot;

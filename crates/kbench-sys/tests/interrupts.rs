@@ -116,3 +116,51 @@ fn real_proc_interrupts_delta() {
     assert_eq!(delta.cpus, before.cpus);
     assert!(delta.rows.len() >= before.rows.len().saturating_sub(2));
 }
+
+#[test]
+fn irq_rows_split_into_device_local_timer_and_other() {
+    use kbench_sys::interrupts::classify_irq;
+    use kbench_sys::IrqKind;
+    let x86 = reading("x86-vm2-before.txt");
+    let kind = |r: &Interrupts, name: &str| r.row(name).unwrap().irq_kind();
+    assert_eq!(kind(&x86, "LOC"), Some(IrqKind::LocalTimer));
+    // IRQ 0 is the legacy PIT ("timer"), a device line, not the per-CPU tick.
+    assert_eq!(kind(&x86, "0"), Some(IrqKind::Device));
+    assert_eq!(kind(&x86, "25"), Some(IrqKind::Device));
+    assert_eq!(kind(&x86, "NMI"), Some(IrqKind::Other));
+    assert_eq!(kind(&x86, "HYP"), Some(IrqKind::Other));
+    // IPIs are counted as IPIs only, and system-wide totals not per CPU.
+    assert_eq!(kind(&x86, "RES"), None);
+    assert_eq!(kind(&x86, "IWI"), None);
+    assert_eq!(kind(&x86, "ERR"), None);
+    assert_eq!(kind(&x86, "MIS"), None);
+    let arm64 = reading("arm64-rk3399-before.txt");
+    assert_eq!(kind(&arm64, "11"), Some(IrqKind::LocalTimer));
+    assert_eq!(kind(&arm64, "45"), Some(IrqKind::Device));
+    assert_eq!(kind(&arm64, "IPI4"), None);
+    assert_eq!(kind(&arm64, "Err"), None);
+    assert_eq!(
+        classify_irq("5", "SiFive PLIC 5 Edge riscv-timer"),
+        Some(IrqKind::LocalTimer)
+    );
+}
+
+#[test]
+fn irq_deltas_per_cpu() {
+    use kbench_sys::IrqKind;
+    let x86 = reading("x86-vm2-before.txt").delta(&reading("x86-vm2-after.txt"));
+    assert_eq!(x86.irqs_on_cpu(IrqKind::Device, 0), 4);
+    assert_eq!(x86.irqs_on_cpu(IrqKind::Device, 1), 0);
+    assert_eq!(x86.irqs_on_cpu(IrqKind::LocalTimer, 0), 1000);
+    assert_eq!(x86.irqs_on_cpu(IrqKind::LocalTimer, 1), 1001);
+    assert_eq!(x86.irqs_on_cpu(IrqKind::Other, 0), 2);
+    assert_eq!(x86.irqs_on_cpu(IrqKind::Other, 1), 2);
+    assert_eq!(x86.irqs_on_cpu(IrqKind::LocalTimer, 7), 0);
+    let arm64 = reading("arm64-rk3399-before.txt").delta(&reading("arm64-rk3399-after.txt"));
+    let ticks: Vec<u64> = (0..6)
+        .map(|cpu| arm64.irqs_on_cpu(IrqKind::LocalTimer, cpu))
+        .collect();
+    assert_eq!(ticks, [250, 120, 100, 90, 400, 380]);
+    assert_eq!(arm64.irqs_on_cpu(IrqKind::Device, 0), 4);
+    assert_eq!(arm64.irqs_on_cpu(IrqKind::Other, 0), 0);
+}

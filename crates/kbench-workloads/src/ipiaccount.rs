@@ -6,10 +6,14 @@
 //! preempting a busy CPU shows reschedule IPIs, a same-CPU wake shows none, and an x86
 //! target idling in a polling state shows none either.
 //!
+//! Beside the IPIs, each CPU's other interrupts are counted the same way: device IRQs,
+//! the local timer tick, and the other architecture rows.
+//!
 //! The counts are system-wide per CPU: anything else running on those CPUs adds to them,
 //! so rates slightly above the expected value are normal on a shared machine.
-pub use kbench_record::ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates};
-use kbench_sys::{Interrupts, IpiKind, Sysroot};
+pub use kbench_record::ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts};
+use kbench_record::TaskCpus;
+use kbench_sys::{Interrupts, IpiKind, IrqKind, Sysroot};
 
 /// One reading of `/proc/interrupts`; `None` inside when it cannot be read (then the
 /// run simply has no IPI accounting).
@@ -39,11 +43,18 @@ impl IpiSnapshot {
                     tlb_shootdown: delta.on_cpu(IpiKind::TlbShootdown, cpu),
                     other: delta.on_cpu(IpiKind::Other, cpu),
                 };
+                let irqs = IrqCounts {
+                    device: delta.irqs_on_cpu(IrqKind::Device, cpu),
+                    local_timer: delta.irqs_on_cpu(IrqKind::LocalTimer, cpu),
+                    other: delta.irqs_on_cpu(IrqKind::Other, cpu),
+                };
                 IpiCpu {
                     cpu,
                     role: role.to_string(),
                     counts,
                     per_op: counts.per_op(region.ops),
+                    irqs: Some(irqs),
+                    irqs_per_op: Some(irqs.per_op(region.ops)),
                 }
             })
             .collect();
@@ -53,6 +64,83 @@ impl IpiSnapshot {
             ops: region.ops,
             cpus,
         })
+    }
+}
+
+/// The CPUs a run's tasks were seen on, each with the role of the tasks seen there
+/// (`worker 0+worker 1` for a CPU both used): the CPUs whose interrupts are the run's.
+/// `short_names` names the tasks in order; a task past their end is named `task N`.
+pub fn cpus_of_tasks(tasks: &[TaskCpus], short_names: &[&str]) -> Vec<(u32, String)> {
+    let mut cpus: Vec<u32> = tasks.iter().flat_map(|t| t.cpus.iter().copied()).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.into_iter()
+        .map(|cpu| {
+            let roles: Vec<String> = tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.cpus.contains(&cpu))
+                .map(|(i, _)| match short_names.get(i) {
+                    Some(name) => name.to_string(),
+                    None => format!("task {i}"),
+                })
+                .collect();
+            (cpu, roles.join("+"))
+        })
+        .collect()
+}
+
+/// The same CPUs, with one role for all: a workload of many alike tasks (messaging).
+pub fn cpus_with_role(cpus_used: &[u32], role: &str) -> Vec<(u32, String)> {
+    cpus_used
+        .iter()
+        .map(|&cpu| (cpu, role.to_string()))
+        .collect()
+}
+
+/// `/proc/interrupts` read before and after a timed region, accounted once the run
+/// says which CPUs its tasks used.
+pub struct IpiWindow {
+    before: IpiSnapshot,
+    root: Sysroot,
+}
+
+impl IpiWindow {
+    /// Reads the "before" snapshot; do it just before the clock starts.
+    pub fn open() -> IpiWindow {
+        let root = Sysroot::from_env();
+        IpiWindow {
+            before: IpiSnapshot::take(&root),
+            root,
+        }
+    }
+
+    /// Reads the "after" snapshot; do it just after the clock stops.
+    pub fn close(self) -> ClosedIpiWindow {
+        ClosedIpiWindow {
+            after: IpiSnapshot::take(&self.root),
+            before: self.before,
+        }
+    }
+}
+
+/// Both snapshots of an [`IpiWindow`].
+pub struct ClosedIpiWindow {
+    before: IpiSnapshot,
+    after: IpiSnapshot,
+}
+
+impl ClosedIpiWindow {
+    /// The accounting of `cpus` (with their roles) per `ops` operations of `per`, as
+    /// the region `timed_region`.
+    pub fn account(&self, per: &str, ops: u64, cpus: &[(u32, String)]) -> Option<IpiAccounting> {
+        let roles: Vec<(u32, &str)> = cpus.iter().map(|(c, r)| (*c, r.as_str())).collect();
+        let region = Region {
+            label: "timed_region",
+            per,
+            ops,
+        };
+        self.before.account(&self.after, region, &roles)
     }
 }
 
@@ -106,6 +194,71 @@ mod tests {
         assert!((wakee.per_op.function_call - 0.99).abs() < 1e-12);
         assert!((wakee.per_op.total - 1.005).abs() < 1e-12);
         assert_eq!(acc.cpu(0).unwrap().counts.total(), 1);
+    }
+
+    #[test]
+    fn device_irqs_and_the_tick_are_counted_beside_the_ipis() {
+        let before = IpiSnapshot(Some(Interrupts::parse(BEFORE)));
+        let after = IpiSnapshot(Some(Interrupts::parse(&format!(
+            "{AFTER}LOC:        500        900   Local timer interrupts\n"
+        ))));
+        let before_with_tick = IpiSnapshot(Some(Interrupts::parse(&format!(
+            "{BEFORE}LOC:        400        100   Local timer interrupts\n"
+        ))));
+        let region = Region {
+            label: "timed_region",
+            per: "loop",
+            ops: 200,
+        };
+        let acc = before_with_tick
+            .account(&after, region, &[(0, "worker 0"), (1, "worker 1")])
+            .unwrap();
+        let irqs: Vec<IrqCounts> = acc.cpus.iter().map(|c| c.irqs.unwrap()).collect();
+        assert_eq!(
+            irqs,
+            [
+                IrqCounts {
+                    device: 8,
+                    local_timer: 100,
+                    other: 0
+                },
+                IrqCounts {
+                    device: 9,
+                    local_timer: 800,
+                    other: 0
+                }
+            ]
+        );
+        let summed = acc.irqs_per_op_summed().unwrap();
+        assert!((summed.device - 17.0 / 200.0).abs() < 1e-12);
+        assert!((summed.local_timer - 4.5).abs() < 1e-12);
+        // A row missing from the first reading is not counted at all.
+        let no_tick = before.account(&after, region, &[(1, "x")]).unwrap();
+        assert_eq!(no_tick.cpus[0].irqs.unwrap().local_timer, 0);
+    }
+
+    #[test]
+    fn the_cpus_of_a_run_are_its_tasks_cpus_with_their_roles() {
+        let task = |cpus: &[u32]| TaskCpus {
+            task: String::new(),
+            cpus: cpus.to_vec(),
+            sampled_migrations: 0,
+            nr_migrations: None,
+        };
+        let tasks = [task(&[2, 0]), task(&[0, 3]), task(&[5])];
+        assert_eq!(
+            cpus_of_tasks(&tasks, &["supervisor", "target"]),
+            [
+                (0, "supervisor+target".to_string()),
+                (2, "supervisor".to_string()),
+                (3, "target".to_string()),
+                (5, "task 2".to_string())
+            ]
+        );
+        assert_eq!(
+            cpus_with_role(&[1, 4], "workers"),
+            [(1, "workers".to_string()), (4, "workers".to_string())]
+        );
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The workloads kernel developers trust, one file each, behind one registry.
 //!
 //! A workload knows nothing about storage or statistics: it takes its parsed
-//! options, runs once, and returns a [`RunRecord`].
+//! options and kbench's [`Instruments`], runs once, and returns a [`RunRecord`].
 pub mod cgroup;
 pub mod clock;
+pub mod counters;
 pub mod cpus;
+pub mod events;
 pub mod ipi;
 pub mod ipiaccount;
 pub mod latency;
@@ -52,6 +54,15 @@ pub struct OptionProblem {
     pub message: String,
 }
 
+/// What kbench adds to a run's measurement beyond the workload's own (perf's) options:
+/// chosen outside perf's option parser, so a benchmark's options and help stay perf's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Instruments {
+    /// perf_event_open counters over the timed region (`--counters`): opt-in, since
+    /// counting slows every context switch of the counted tasks.
+    pub counters: bool,
+}
+
 /// One benchmark: its perf name, option table and entry point.
 pub struct Workload {
     /// perf's collection (`sched`) and benchmark name (`pipe`).
@@ -72,8 +83,10 @@ pub struct Workload {
     /// Checks the values as `run` would, without running: lets `kbench run` refuse a
     /// bad spec before it starts a session.
     pub validate: fn(&Parsed) -> Result<(), String>,
+    /// Whether it can count perf_event_open counters over its run (`--counters`).
+    pub takes_counters: bool,
     /// Runs once with the given options (defaults for those absent).
-    pub run: fn(&Parsed) -> Result<RunRecord, WorkloadError>,
+    pub run: fn(&Parsed, Instruments) -> Result<RunRecord, WorkloadError>,
 }
 
 impl Workload {

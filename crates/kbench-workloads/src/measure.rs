@@ -100,3 +100,47 @@ fn getrusage(who: libc::c_int) -> libc::rusage {
         usage
     }
 }
+
+/// A timed region with what is read around it, each outside what it must not see:
+/// rusage and `/proc/interrupts` (file reads) outside the counters, the counters'
+/// enabling and disabling outside the clock.
+pub struct TimedRegion<'c> {
+    usage_before: UsageSnapshot,
+    interrupts: crate::ipiaccount::IpiWindow,
+    counters: &'c mut crate::counters::RunCounters,
+    stopwatch: Stopwatch,
+}
+
+/// What a [`TimedRegion`] measured.
+pub struct RegionEnd {
+    pub elapsed: Elapsed,
+    pub usage: RusageDelta,
+    pub interrupts: crate::ipiaccount::ClosedIpiWindow,
+}
+
+impl<'c> TimedRegion<'c> {
+    /// Reads rusage and `/proc/interrupts`, enables the counters, starts the clock.
+    pub fn start(counters: &'c mut crate::counters::RunCounters) -> Self {
+        let usage_before = UsageSnapshot::take();
+        let interrupts = crate::ipiaccount::IpiWindow::open();
+        counters.start();
+        TimedRegion {
+            usage_before,
+            interrupts,
+            counters,
+            stopwatch: Stopwatch::start(),
+        }
+    }
+
+    /// Stops the clock, disables the counters, reads `/proc/interrupts` and rusage.
+    pub fn stop(self) -> RegionEnd {
+        let elapsed = self.stopwatch.stop();
+        self.counters.stop();
+        let interrupts = self.interrupts.close();
+        RegionEnd {
+            elapsed,
+            usage: self.usage_before.delta_to(&UsageSnapshot::take()),
+            interrupts,
+        }
+    }
+}

@@ -5,11 +5,17 @@
 //! All workers announce themselves on a "ready" channel, then block in poll() on a
 //! "wake" channel; the coordinator starts the clock and writes one byte that wakes
 //! them all at once. The clock stops when the last worker has been reaped.
-use crate::measure::{Stopwatch, UsageSnapshot};
+//!
+//! Every run also records the interrupts its CPUs received per message, and with
+//! `--counters` the perf_event_open counters of all its workers: opened by the
+//! coordinator before the first fork or spawn, so every worker inherits them.
+use crate::counters::RunCounters;
+use crate::events::PerOp;
+use crate::measure::{RegionEnd, TimedRegion};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
-use crate::{no_check, preflight, RunRecord, Workload, WorkloadError};
+use crate::{no_check, preflight, Instruments, RunRecord, Workload, WorkloadError};
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::collections::BTreeMap;
@@ -20,6 +26,9 @@ pub const FDS_PER_GROUP: u32 = 20;
 pub const MESSAGE_BYTES: usize = 100;
 /// Workers sample their CPU once per this many messages.
 const CPU_SAMPLE_EVERY: u64 = 64;
+/// System calls per message: the sender's write and the receiver's read. Both loop on
+/// a short transfer, but 100 bytes on a socketpair or a pipe move whole.
+const SYSCALLS_PER_MESSAGE: f64 = 2.0;
 /// Small stacks, as perf's PTHREAD_STACK_MIN: hundreds of groups must not reserve
 /// gigabytes.
 const THREAD_STACK_BYTES: usize = 64 * 1024;
@@ -61,6 +70,7 @@ pub static WORKLOAD: Workload = Workload {
     in_perf_all: true,
     check: no_check,
     validate: crate::no_validate,
+    takes_counters: true,
     run: run_parsed,
 };
 
@@ -71,16 +81,26 @@ pub struct Params {
     pub loops: u32,
     pub use_pipe: bool,
     pub threads: bool,
+    /// perf_event_open counters over the run (`--counters`).
+    pub counters: bool,
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed) -> Self {
+    pub fn from_parsed(parsed: &Parsed, instruments: Instruments) -> Self {
         Self {
             groups: parsed.uint("group").unwrap_or(10),
             loops: parsed.uint("nr_loops").unwrap_or(100),
             use_pipe: parsed.bool("pipe").unwrap_or(false),
             threads: parsed.bool("thread").unwrap_or(false),
+            counters: instruments.counters,
         }
+    }
+
+    /// Messages in all: every sender writes `loops` to each receiver of its group.
+    pub fn messages(&self) -> u64 {
+        u64::from(self.groups)
+            .saturating_mul(u64::from(FDS_PER_GROUP * FDS_PER_GROUP))
+            .saturating_mul(u64::from(self.loops))
     }
 
     /// Workers in all: a sender and a receiver per fd, per group (u32 as in perf).
@@ -97,19 +117,21 @@ impl Params {
     }
 
     fn params_map(&self) -> BTreeMap<String, serde_json::Value> {
-        BTreeMap::from([
+        let mut map = BTreeMap::from([
             ("group".into(), self.groups.into()),
             ("nr_loops".into(), self.loops.into()),
             ("pipe".into(), self.use_pipe.into()),
             ("thread".into(), self.threads.into()),
             ("fds_per_group".into(), FDS_PER_GROUP.into()),
             ("message_bytes".into(), MESSAGE_BYTES.into()),
-        ])
+        ]);
+        map.extend(crate::events::counters_param(self.counters));
+        map
     }
 }
 
-fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {
-    run(&Params::from_parsed(parsed))
+fn run_parsed(parsed: &Parsed, instruments: Instruments) -> Result<RunRecord, WorkloadError> {
+    run(&Params::from_parsed(parsed, instruments))
 }
 
 /// A channel end pair: `[0]` is read, `[1]` written, as perf uses socketpairs.
@@ -169,25 +191,26 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         ready: ready.write.as_fd(),
         wake: wake.read.as_fd(),
     };
-    let (elapsed, usage) = if p.threads {
-        run_threads(p, &channels, &ready, &wake, &stats)?
+    let mut counters = RunCounters::open_if(p.counters);
+    let end = if p.threads {
+        run_threads(p, &channels, &ready, &wake, &stats, &mut counters)?
     } else {
         workers::prepare(tasks).map_err(|e| WorkloadError::failed("preparing workers", e))?;
-        let result = run_processes(p, &channels, &ready, &wake, &stats);
+        let result = run_processes(p, &channels, &ready, &wake, &stats, &mut counters);
         if result.is_err() {
             workers::kill_and_reap_all();
         }
         result?
     };
-    Ok(record(p, elapsed, usage, &stats))
+    Ok(record(p, end, counters, &stats))
 }
 
-fn record(
-    p: &Params,
-    elapsed: crate::measure::Elapsed,
-    usage: crate::RusageDelta,
-    stats: &SharedStats,
-) -> RunRecord {
+fn record(p: &Params, end: RegionEnd, mut counters: RunCounters, stats: &SharedStats) -> RunRecord {
+    let RegionEnd {
+        elapsed,
+        usage,
+        interrupts,
+    } = end;
     let tasks = (0..stats.tasks())
         .map(|i| stats.task_record(i, task_name(i)))
         .collect();
@@ -220,7 +243,15 @@ fn record(
         ],
         ..RunRecord::default()
     };
+    let per_op = PerOp {
+        per: "message",
+        ops: p.messages(),
+        syscalls_per_op: SYSCALLS_PER_MESSAGE,
+    };
+    let cpus = crate::ipiaccount::cpus_with_role(&rec.cpus_used, "workers");
+    crate::events::record_events(&mut rec, per_op, &interrupts, &cpus, counters.read());
     rec.metrics = crate::metrics::total_time(&rec);
+    rec.metrics.extend(crate::metrics::events(&rec));
     rec
 }
 
@@ -385,15 +416,14 @@ fn start_everyone(wake: &FdPair) -> Result<(), WorkloadError> {
     }
 }
 
-type Timed = (crate::measure::Elapsed, crate::RusageDelta);
-
 fn run_processes(
     p: &Params,
     ch: &Channels<'_>,
     ready: &FdPair,
     wake: &FdPair,
     stats: &SharedStats,
-) -> Result<Timed, WorkloadError> {
+    counters: &mut RunCounters,
+) -> Result<RegionEnd, WorkloadError> {
     let fds = FDS_PER_GROUP as usize;
     let messages = u64::from(FDS_PER_GROUP) * u64::from(p.loops);
     workers::flush_stdio();
@@ -423,8 +453,7 @@ fn run_processes(
         drop(write_ends); // the senders hold their own copies
     }
     collect_ready(ready, p.tasks(), true)?;
-    let usage_before = UsageSnapshot::take();
-    let stopwatch = Stopwatch::start();
+    let region = TimedRegion::start(counters);
     start_everyone(wake)?;
     for _ in 0..p.tasks() {
         let (pid, exit) = workers::reap_any().map_err(|e| WorkloadError::failed("wait()", e))?;
@@ -435,8 +464,7 @@ fn run_processes(
             )));
         }
     }
-    let elapsed = stopwatch.stop();
-    Ok((elapsed, usage_before.delta_to(&UsageSnapshot::take())))
+    Ok(region.stop())
 }
 
 /// In a forked receiver, closes its copy of its own write end, as perf does, so the
@@ -455,7 +483,8 @@ fn run_threads(
     ready: &FdPair,
     wake: &FdPair,
     stats: &SharedStats,
-) -> Result<Timed, WorkloadError> {
+    counters: &mut RunCounters,
+) -> Result<RegionEnd, WorkloadError> {
     workers::prepare(0).map_err(|e| WorkloadError::failed("preparing workers", e))?;
     let fds = FDS_PER_GROUP as usize;
     let mut pairs: Vec<Vec<FdPair>> = Vec::with_capacity(p.groups as usize);
@@ -476,8 +505,7 @@ fn run_threads(
         // Threads already started wait for the start byte or for their peers: an error
         // now can only end the process, or the scope would wait for them forever.
         let handles = started.unwrap_or_else(|e| workers::exit_now(1, &e.to_string()));
-        let usage_before = UsageSnapshot::take();
-        let stopwatch = Stopwatch::start();
+        let region = TimedRegion::start(counters);
         if let Err(e) = start_everyone(wake) {
             workers::exit_now(1, &e.to_string());
         }
@@ -487,8 +515,7 @@ fn run_threads(
                 _ => return Err(WorkloadError::Failed("a worker thread failed".into())),
             }
         }
-        let elapsed = stopwatch.stop();
-        Ok((elapsed, usage_before.delta_to(&UsageSnapshot::take())))
+        Ok(region.stop())
     })
 }
 

@@ -3,8 +3,83 @@
 //! record, so what is compared, in which unit and which way, is decided here and not
 //! guessed later from names.
 use crate::record::{Direction, MetricValue, RunRecord};
+use kbench_record::PerfCounter;
 
 const LOWER: Direction = Direction::LowerIsBetter;
+
+/// The events per operation of a run that accounted them (pipe, seccomp-notify,
+/// messaging), all secondary: IPIs by kind and IRQs received by the CPUs the tasks
+/// used, summed over those CPUs, then each counter that counted. The context-switches
+/// counter is not declared: `csw_per_op` (rusage) is the same figure. Nothing for a
+/// run without operations.
+pub fn events(rec: &RunRecord) -> Vec<MetricValue> {
+    let Some(events) = rec.events.as_ref().filter(|e| e.ops > 0) else {
+        return Vec::new();
+    };
+    let mut metrics = Vec::new();
+    if let Some(region) = rec.ipis.first() {
+        let ipis = region.ipis_per_op_summed();
+        metrics.push(MetricValue::secondary(
+            "resched_ipis_per_op",
+            ipis.reschedule,
+            "IPI/op",
+            LOWER,
+        ));
+        metrics.push(MetricValue::secondary(
+            "call_ipis_per_op",
+            ipis.function_call,
+            "IPI/op",
+            LOWER,
+        ));
+        if let Some(irqs) = region.irqs_per_op_summed() {
+            metrics.push(MetricValue::secondary(
+                "irqs_per_op",
+                irqs.device,
+                "IRQ/op",
+                LOWER,
+            ));
+            metrics.push(MetricValue::secondary(
+                "timer_irqs_per_op",
+                irqs.local_timer,
+                "IRQ/op",
+                LOWER,
+            ));
+        }
+    }
+    for (counter, name, unit) in COUNTER_METRICS {
+        if let Some(value) = events.counter_per_op(counter) {
+            metrics.push(MetricValue::secondary(name, value, unit, LOWER));
+        }
+    }
+    metrics
+}
+
+/// The metric each counter gives, per operation, and its unit.
+const COUNTER_METRICS: [(PerfCounter, &str, &str); 7] = [
+    (PerfCounter::TaskClock, "task_clock_ns_per_op", "ns/op"),
+    (
+        PerfCounter::CpuMigrations,
+        "migrations_per_op",
+        "migrations/op",
+    ),
+    (PerfCounter::PageFaults, "page_faults_per_op", "faults/op"),
+    (
+        PerfCounter::InstructionsUser,
+        "instructions_user_per_op",
+        "instructions/op",
+    ),
+    (
+        PerfCounter::InstructionsKernel,
+        "instructions_kernel_per_op",
+        "instructions/op",
+    ),
+    (PerfCounter::CyclesUser, "cycles_user_per_op", "cycles/op"),
+    (
+        PerfCounter::CyclesKernel,
+        "cycles_kernel_per_op",
+        "cycles/op",
+    ),
+];
 
 /// The total time (perf's figure for messaging), primary, then the context switches
 /// behind it, which tell a scheduling change from a code-path change.
@@ -102,6 +177,81 @@ mod tests {
         }
         .with_per_op(0);
         assert_eq!(primaries(&per_op(&zero)), ["total_sec"]);
+    }
+
+    #[test]
+    fn event_metrics_come_from_the_region_and_the_counters_that_counted() {
+        use kbench_record::{
+            CounterOutcome, CounterReading, EventAccounting, IpiAccounting, IpiCounts, IpiCpu,
+            IrqCounts,
+        };
+        let ops = 500;
+        let cpu = |cpu: u32, reschedule: u64, local_timer: u64| {
+            let counts = IpiCounts {
+                reschedule,
+                ..IpiCounts::default()
+            };
+            let irqs = IrqCounts {
+                device: 1,
+                local_timer,
+                other: 0,
+            };
+            IpiCpu {
+                cpu,
+                role: "worker".into(),
+                counts,
+                per_op: counts.per_op(ops),
+                irqs: Some(irqs),
+                irqs_per_op: Some(irqs.per_op(ops)),
+            }
+        };
+        let mut rec = RunRecord {
+            ipis: vec![IpiAccounting {
+                label: "timed_region".into(),
+                per: "loop".into(),
+                ops,
+                cpus: vec![cpu(0, 100, 10), cpu(1, 150, 40)],
+            }],
+            events: Some(EventAccounting {
+                per: "loop".into(),
+                ops,
+                syscalls_per_op: 4.0,
+                counters: vec![
+                    CounterReading {
+                        counter: PerfCounter::TaskClock,
+                        outcome: CounterOutcome::Counted {
+                            value: 1_000_000,
+                            enabled_ns: 1,
+                            running_ns: 1,
+                        },
+                    },
+                    CounterReading {
+                        counter: PerfCounter::CyclesUser,
+                        outcome: CounterOutcome::NotSupported {
+                            reason: "no PMU".into(),
+                        },
+                    },
+                ],
+            }),
+            ..RunRecord::default()
+        };
+        let m = events(&rec);
+        let named: Vec<(&str, f64)> = m.iter().map(|m| (m.name.as_str(), m.value)).collect();
+        assert_eq!(
+            named,
+            [
+                ("resched_ipis_per_op", 0.5),
+                ("call_ipis_per_op", 0.0),
+                ("irqs_per_op", 0.004),
+                ("timer_irqs_per_op", 0.1),
+                ("task_clock_ns_per_op", 2000.0),
+            ]
+        );
+        assert!(m.iter().all(|m| m.role == Role::Secondary));
+        rec.events.as_mut().unwrap().ops = 0;
+        assert!(events(&rec).is_empty());
+        rec.events = None;
+        assert!(events(&rec).is_empty());
     }
 
     #[test]

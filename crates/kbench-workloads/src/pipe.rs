@@ -14,11 +14,16 @@
 //! `--placement same-cpu|cross-cpu` (kbench's) pins the workers, each pinning itself
 //! as it starts; a round trip on one CPU and one across two are different paths with
 //! several times different costs, and a free run lands on either.
-use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
+//!
+//! Every run also records the interrupts its CPUs received per loop, and with
+//! `--counters` the perf_event_open counters of both workers (see `counters.rs`).
+use crate::counters::RunCounters;
+use crate::events::PerOp;
+use crate::measure::{RegionEnd, TimedRegion};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
-use crate::{cgroup, OptionProblem, RunRecord, RusageDelta, Workload, WorkloadError};
+use crate::{cgroup, Instruments, OptionProblem, RunRecord, Workload, WorkloadError};
 use kbench_record::PlacementRequest;
 use rustix::event::epoll;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -27,6 +32,14 @@ use std::collections::BTreeMap;
 const DEFAULT_LOOPS: i32 = 1_000_000;
 /// Workers sample their CPU once per this many loops.
 const CPU_SAMPLE_EVERY: i64 = 64;
+/// System calls per loop: each of the two workers writes the token once and reads it
+/// once.
+const SYSCALLS_PER_LOOP: f64 = 4.0;
+/// With `-n`, each read is preceded by an epoll_wait until the token is there (level
+/// triggered, so the read that follows does not fail).
+const SYSCALLS_PER_LOOP_NONBLOCKING: f64 = 6.0;
+/// The workers' names in the IPI accounting's roles.
+const ROLES: [&str; 2] = ["worker 0", "worker 1"];
 
 pub static OPTIONS: &[OptSpec] = &[
     OptSpec {
@@ -72,6 +85,7 @@ pub static WORKLOAD: Workload = Workload {
     in_perf_all: true,
     check: check_options,
     validate: crate::no_validate,
+    takes_counters: true,
     run: run_parsed,
 };
 
@@ -102,10 +116,12 @@ pub struct Params {
     pub cgroups: Option<(String, String)>,
     pub order: LoopOrder,
     pub placement: PlacementRequest,
+    /// perf_event_open counters over the run (`--counters`).
+    pub counters: bool,
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed) -> Self {
+    pub fn from_parsed(parsed: &Parsed, instruments: Instruments) -> Self {
         Self {
             loops: parsed.int("loop").unwrap_or(DEFAULT_LOOPS),
             threaded: parsed.bool("threaded").unwrap_or(false),
@@ -120,6 +136,7 @@ impl Params {
                 LoopOrder::Symmetric
             },
             placement: crate::placement::requested(parsed),
+            counters: instruments.counters,
         }
     }
 
@@ -143,7 +160,16 @@ impl Params {
             ("cgroups".into(), cgroups),
         ]);
         map.extend(crate::placement::param(self.placement));
+        map.extend(crate::events::counters_param(self.counters));
         map
+    }
+
+    fn syscalls_per_loop(&self) -> f64 {
+        if self.nonblocking {
+            SYSCALLS_PER_LOOP_NONBLOCKING
+        } else {
+            SYSCALLS_PER_LOOP
+        }
     }
 }
 
@@ -168,8 +194,8 @@ fn check_cgroups(parsed: &Parsed) -> Result<(), OptionProblem> {
     }
 }
 
-fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {
-    run(&Params::from_parsed(parsed))
+fn run_parsed(parsed: &Parsed, instruments: Instruments) -> Result<RunRecord, WorkloadError> {
+    run(&Params::from_parsed(parsed, instruments))
 }
 
 /// The two pipes; worker 0 reads `one` and writes `two`, worker 1 the reverse.
@@ -269,20 +295,27 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
     // In process mode the coordinator is worker 1 and pins itself.
     let _affinity = cpus.map(|_| crate::placement::AffinityGuard::save());
     workers::prepare(1).map_err(|e| WorkloadError::failed("preparing workers", e))?;
+    // Opened before the workers exist, so that both inherit them.
+    let mut counters = RunCounters::open_if(p.counters);
     let outcome = if p.threaded {
-        run_threads(p.loops, pipes, &config)
+        run_threads(p.loops, pipes, &config, &mut counters)
     } else {
-        run_processes(p.loops, pipes, &config)
+        run_processes(p.loops, pipes, &config, &mut counters)
     };
     if let Some(home) = &home {
         // perf leaves itself in the RECV cgroup; kbench goes back where it was.
         let _ = home.enter_self();
     }
-    let (elapsed, usage) = outcome?;
-    Ok(record(p, elapsed, usage, &stats))
+    let end = outcome?;
+    Ok(record(p, end, counters, &stats))
 }
 
-fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats) -> RunRecord {
+fn record(p: &Params, end: RegionEnd, mut counters: RunCounters, stats: &SharedStats) -> RunRecord {
+    let RegionEnd {
+        elapsed,
+        usage,
+        interrupts,
+    } = end;
     let names = ["worker 0 (reads pipe 1)", "worker 1 (writes pipe 1)"];
     let tasks = names
         .iter()
@@ -313,17 +346,24 @@ fn record(p: &Params, elapsed: Elapsed, usage: RusageDelta, stats: &SharedStats)
     let mut rec = base.with_per_op(u64::try_from(p.loops).unwrap_or(0));
     rec.perf_signed_loops = Some(p.loops.into());
     rec.placement = stats.placement();
+    let per_op = PerOp {
+        per: "loop",
+        ops: rec.ops.unwrap_or(0),
+        syscalls_per_op: p.syscalls_per_loop(),
+    };
+    let cpus = crate::ipiaccount::cpus_of_tasks(&rec.tasks, &ROLES);
+    crate::events::record_events(&mut rec, per_op, &interrupts, &cpus, counters.read());
     rec.metrics = crate::metrics::per_op(&rec);
+    rec.metrics.extend(crate::metrics::events(&rec));
     rec
 }
-
-type Timed = (Elapsed, RusageDelta);
 
 fn run_processes(
     loops: i32,
     pipes: Pipes,
     config: &SideConfig<'_>,
-) -> Result<Timed, WorkloadError> {
+    counters: &mut RunCounters,
+) -> Result<RegionEnd, WorkloadError> {
     let Pipes {
         one_read,
         one_write,
@@ -331,8 +371,7 @@ fn run_processes(
         two_write,
     } = pipes;
     workers::flush_stdio();
-    let usage_before = UsageSnapshot::take();
-    let stopwatch = Stopwatch::start();
+    let region = TimedRegion::start(counters);
     let child = workers::fork_worker(|| {
         // Unlike perf, each process closes the ends it does not use, so a worker that
         // dies gives its peer end-of-file instead of a hang.
@@ -357,15 +396,14 @@ fn run_processes(
             Exit::Signal(libc::SIGKILL)
         }
     };
-    let elapsed = stopwatch.stop();
-    let usage = usage_before.delta_to(&UsageSnapshot::take());
+    let end = region.stop();
     parent_result.map_err(|m| WorkloadError::Failed(format!("sched pipe worker 1: {m}")))?;
     if child_exit != Exit::Code(0) {
         return Err(WorkloadError::Failed(format!(
             "sched pipe worker 0 {child_exit}"
         )));
     }
-    Ok((elapsed, usage))
+    Ok(end)
 }
 
 fn close_in_child(fd: &OwnedFd) {
@@ -376,13 +414,17 @@ fn close_in_child(fd: &OwnedFd) {
     }
 }
 
-fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Timed, WorkloadError> {
+fn run_threads(
+    loops: i32,
+    pipes: Pipes,
+    config: &SideConfig<'_>,
+    counters: &mut RunCounters,
+) -> Result<RegionEnd, WorkloadError> {
     let sides = [
         config.side(0, pipes.one_read.as_fd(), pipes.two_write.as_fd()),
         config.side(1, pipes.two_read.as_fd(), pipes.one_write.as_fd()),
     ];
-    let usage_before = UsageSnapshot::take();
-    let stopwatch = Stopwatch::start();
+    let region = TimedRegion::start(counters);
     let results = std::thread::scope(|scope| {
         // A failed worker ends the process: its peer shares every descriptor and would
         // wait for it forever.
@@ -399,12 +441,11 @@ fn run_threads(loops: i32, pipes: Pipes, config: &SideConfig<'_>) -> Result<Time
                 .unwrap_or_else(|_| Err("worker thread panicked".into()))
         })
     });
-    let elapsed = stopwatch.stop();
-    let usage = usage_before.delta_to(&UsageSnapshot::take());
+    let end = region.stop();
     for (i, result) in results.into_iter().enumerate() {
         result.map_err(|m| WorkloadError::Failed(format!("sched pipe worker {i}: {m}")))?;
     }
-    Ok((elapsed, usage))
+    Ok(end)
 }
 
 /// One worker: enter its cgroup and pin itself, then `loops` times write-and-read (or

@@ -11,11 +11,20 @@
 //! coordinator stays clean; the fork of the supervisor is outside the timed region.
 //! With `--placement` (kbench's), the supervisor pins itself before the clock starts
 //! and the target as it starts.
+//!
+//! Every run also records the interrupts its CPUs received per notification. They are
+//! read by the coordinator around the supervisor's whole life, so the window also
+//! holds the supervisor's fork, pinning and exit, a few interrupts at most, outside
+//! perf's timed region. With `--counters` the coordinator opens the counters before it
+//! forks the supervisor, which inherits them and enables them around its clock only.
+use crate::counters::RunCounters;
+use crate::events::PerOp;
+use crate::ipiaccount::IpiWindow;
 use crate::measure::{Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::SharedStats;
 use crate::workers::{self, Exit};
-use crate::{RunRecord, Workload, WorkloadError};
+use crate::{Instruments, RunRecord, Workload, WorkloadError};
 use kbench_record::PlacementRequest;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -25,6 +34,11 @@ const DEFAULT_LOOPS: u64 = 1_000_000;
 const FAKE_TID: i64 = i32::MAX as i64;
 /// The target samples its CPU once per this many calls.
 const CPU_SAMPLE_EVERY: u64 = 64;
+/// System calls per notification: the target's trapped gettid, then the supervisor's
+/// SECCOMP_IOCTL_NOTIF_RECV and SECCOMP_IOCTL_NOTIF_SEND.
+const SYSCALLS_PER_NOTIFICATION: f64 = 3.0;
+/// The tasks' names in the IPI accounting's roles, in task-slot order.
+const ROLES: [&str; 2] = ["supervisor", "target"];
 
 // Kernel ABI values (include/uapi/linux/seccomp.h, filter.h).
 const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
@@ -75,6 +89,7 @@ pub static WORKLOAD: Workload = Workload {
     in_perf_all: true,
     check: crate::placement::check,
     validate: crate::no_validate,
+    takes_counters: true,
     run: run_parsed,
 };
 
@@ -84,20 +99,23 @@ pub struct Params {
     pub loops: u64,
     pub sync_mode: bool,
     pub placement: PlacementRequest,
+    /// perf_event_open counters over the run (`--counters`).
+    pub counters: bool,
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed) -> Self {
+    pub fn from_parsed(parsed: &Parsed, instruments: Instruments) -> Self {
         Self {
             loops: parsed.u64("loop").unwrap_or(DEFAULT_LOOPS),
             sync_mode: parsed.bool("sync-mode").unwrap_or(false),
             placement: crate::placement::requested(parsed),
+            counters: instruments.counters,
         }
     }
 }
 
-fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {
-    run(&Params::from_parsed(parsed))
+fn run_parsed(parsed: &Parsed, instruments: Instruments) -> Result<RunRecord, WorkloadError> {
+    run(&Params::from_parsed(parsed, instruments))
 }
 
 /// Exit codes of the supervisor process, mapped back to errors by the coordinator.
@@ -109,10 +127,13 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
     let stats = SharedStats::new(2, SCALARS).map_err(|e| WorkloadError::failed("mmap", e))?;
     workers::prepare(1).map_err(|e| WorkloadError::failed("preparing workers", e))?;
     workers::flush_stdio();
+    let mut counters = RunCounters::open_if(p.counters);
     let usage_before = UsageSnapshot::take();
-    let supervisor = workers::fork_worker(|| supervise(p, cpus, &stats))
+    let interrupts = IpiWindow::open();
+    let supervisor = workers::fork_worker(|| supervise(p, cpus, &stats, &mut counters))
         .map_err(|e| WorkloadError::failed("fork", e))?;
     let exit = workers::reap(supervisor).map_err(|e| WorkloadError::failed("waitpid", e))?;
+    let interrupts = interrupts.close();
     let usage = usage_before.delta_to(&UsageSnapshot::take());
     match exit {
         Exit::Code(0) => {}
@@ -140,7 +161,8 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
                 ("sync-mode".to_string(), p.sync_mode.into()),
             ]
             .into_iter()
-            .chain(crate::placement::param(p.placement)),
+            .chain(crate::placement::param(p.placement))
+            .chain(crate::events::counters_param(p.counters)),
         ),
         variant: "perf".into(),
         total_ns,
@@ -158,14 +180,28 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         ..RunRecord::default()
     };
     let mut rec = rec.with_per_op(p.loops);
+    let per_op = PerOp {
+        per: "notification",
+        ops: p.loops,
+        syscalls_per_op: SYSCALLS_PER_NOTIFICATION,
+    };
+    let cpus = crate::ipiaccount::cpus_of_tasks(&rec.tasks, &ROLES);
+    crate::events::record_events(&mut rec, per_op, &interrupts, &cpus, counters.read());
     rec.metrics = crate::metrics::per_op(&rec);
+    rec.metrics.extend(crate::metrics::events(&rec));
     Ok(rec)
 }
 
 /// The supervisor process: perf's whole timed sequence. Returns its exit code.
 /// With `cpus` (supervisor's, target's), it pins itself before the clock starts and
-/// the target pins itself first thing.
-fn supervise(p: &Params, cpus: Option<[u32; 2]>, stats: &SharedStats) -> i32 {
+/// the target pins itself first thing. The counters it inherited count from just
+/// before its clock starts to just after it stops, the target included.
+fn supervise(
+    p: &Params,
+    cpus: Option<[u32; 2]>,
+    stats: &SharedStats,
+    counters: &mut RunCounters,
+) -> i32 {
     let (slot, peer) = (stats.task(SUPERVISOR), stats.task(TARGET));
     if let Some([cpu, _]) = cpus {
         if let Err(e) = crate::cpus::pin_current_thread(cpu) {
@@ -178,6 +214,7 @@ fn supervise(p: &Params, cpus: Option<[u32; 2]>, stats: &SharedStats) -> i32 {
         eprintln!("kbench: seccomp-notify: {e}");
         return 1;
     }
+    counters.start();
     let stopwatch = Stopwatch::start();
     let listener = match install_filter() {
         Ok(fd) => fd,
@@ -227,6 +264,7 @@ fn supervise(p: &Params, cpus: Option<[u32; 2]>, stats: &SharedStats) -> i32 {
     let _ = rustix::process::kill_process(target, rustix::process::Signal::KILL);
     let exit = workers::reap(target);
     let elapsed = stopwatch.stop();
+    counters.stop();
     if !matches!(exit, Ok(Exit::Signal(libc::SIGKILL))) {
         eprintln!("kbench: seccomp-notify: unexpected exit of the target: {exit:?}");
         return 1;

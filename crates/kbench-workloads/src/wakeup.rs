@@ -141,6 +141,7 @@ pub static WORKLOAD: Workload = Workload {
     in_perf_all: false,
     check: no_check,
     validate,
+    takes_counters: false,
     run: run_parsed,
 };
 
@@ -316,7 +317,7 @@ fn validate(parsed: &Parsed) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-fn run_parsed(parsed: &Parsed) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(parsed: &Parsed, _: crate::Instruments) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed)?)
 }
 

@@ -5,19 +5,19 @@
 //! `-r 0` is an error (exit 2) rather than a message and exit 0; `sched all` exits 1
 //! when a benchmark failed; and `-f json` / `--json` print kbench's run records.
 //!
-//! kbench's own options, `--json` and `--cpus`, are also taken after the benchmark
-//! name, where perf would reject them; a benchmark's `-h` still prints perf's help,
-//! without them, so it stays byte for byte perf's.
+//! kbench's own options, `--json`, `--cpus` and `--counters`, are also taken after the
+//! benchmark name, where perf would reject them; a benchmark's `-h` still prints perf's
+//! help, without them, so it stays byte for byte perf's.
 use crate::error::UsageError;
 use kbench_report::bench::{self as formats, RunFormat};
 use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, Parsed, Parser};
-use kbench_workloads::{Workload, WorkloadError};
+use kbench_workloads::{Instruments, Workload, WorkloadError};
 use std::io::Write;
 
 #[derive(Debug, clap::Args)]
 #[command(disable_help_flag = true)]
 pub struct BenchArgs {
-    /// `[-f default|simple|json] [--json] [--cpus LIST] [-r N] sched messaging|pipe|seccomp-notify|all [OPTIONS] [--json] [--cpus LIST]`
+    /// `[-f default|simple|json] [--json] [--cpus LIST] [--counters] [-r N] sched messaging|pipe|seccomp-notify|all [OPTIONS] [--json] [--cpus LIST] [--counters]`
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
@@ -49,6 +49,12 @@ static COMMON_OPTIONS: &[OptSpec] = &[
         kind: OptKind::Bool,
         help: "One JSON run record per run (kbench; also after the name)",
     },
+    OptSpec {
+        short: None,
+        long: "counters",
+        kind: OptKind::Bool,
+        help: "Count perf_event_open counters over the run (kbench; also after the name)",
+    },
 ];
 
 const COMMON_USAGE: &str = "perf bench [<common options>] <collection> <benchmark> [<options>]";
@@ -75,7 +81,35 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     if let Some(spec) = choices.pinning()? {
         pin_to(spec)?;
     }
-    execute(target, &workload_args, choices.format.as_ref())
+    if let Target::One(workload) = target {
+        check_counters(workload, choices.instruments)?;
+    }
+    execute(
+        target,
+        &workload_args,
+        choices.format.as_ref(),
+        choices.instruments,
+    )
+}
+
+/// `--counters` for a workload that cannot count them is a usage error, not ignored:
+/// the run would be recorded as if counted.
+fn check_counters(workload: &Workload, instruments: Instruments) -> anyhow::Result<()> {
+    if instruments.counters && !workload.takes_counters {
+        let takers: Vec<&str> = kbench_workloads::REGISTRY
+            .iter()
+            .filter(|w| w.takes_counters)
+            .map(|w| w.name)
+            .collect();
+        return Err(UsageError(format!(
+            "--counters: {} {} has no perf_event_open counters (only {} have)",
+            workload.collection,
+            workload.name,
+            takers.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Lists, runs, or says what is unknown, as perf does.
@@ -83,6 +117,7 @@ fn execute(
     target: Target<'_>,
     workload_args: &[String],
     format: &dyn RunFormat,
+    instruments: Instruments,
 ) -> anyhow::Result<i32> {
     match target {
         Target::Collections => {
@@ -93,8 +128,8 @@ fn execute(
             print_out(&benchmarks_list(collection));
             Ok(0)
         }
-        Target::All(collection) => Ok(run_all(collection, format)),
-        Target::One(workload) => run_one(workload, workload_args, format),
+        Target::All(collection) => Ok(run_all(collection, format, instruments)),
+        Target::One(workload) => run_one(workload, workload_args, format, instruments),
         Target::UnknownBenchmark { collection, name } => {
             print_out(&format!(
                 "Unknown benchmark: '{name}' for collection '{collection}'\n"
@@ -147,13 +182,15 @@ fn target_of(words: &[String]) -> (Target<'_>, &[String]) {
     }
 }
 
-/// kbench's own choices for a run, the output format and the CPUs to pin to. They may
-/// come before the collection (in perf's grammar, with the common options) or after
-/// the benchmark name, where the workload's perf-compatible parser must not see them.
+/// kbench's own choices for a run: the output format, the CPUs to pin to, and the
+/// counters. They may come before the collection (in perf's grammar, with the common
+/// options) or after the benchmark name, where the workload's perf-compatible parser
+/// must not see them.
 struct Choices {
     format: Box<dyn RunFormat>,
     /// Every `--cpus` given, in order (`None` for `--no-cpus`).
     cpus: Vec<Option<String>>,
+    instruments: Instruments,
 }
 
 impl Choices {
@@ -169,10 +206,13 @@ impl Choices {
         Ok(Choices {
             format: output_format(parsed)?,
             cpus,
+            instruments: Instruments {
+                counters: parsed.bool("counters").unwrap_or(false),
+            },
         })
     }
 
-    /// Takes `--json`, `--cpus LIST` and `--cpus=LIST` out of the words after the
+    /// Takes `--json`, `--counters`, `--cpus LIST` and `--cpus=LIST` out of the words after the
     /// benchmark name and returns the others, for the workload's parser. Only these
     /// exact spellings count (no abbreviation, which could clash with a workload's
     /// option), and nothing after a `--`, which ends perf's option parsing.
@@ -186,6 +226,7 @@ impl Choices {
                     rest.extend(words.by_ref().cloned());
                 }
                 "--json" => self.format = Box::new(formats::JsonFormat),
+                "--counters" => self.instruments.counters = true,
                 "--cpus" => {
                     let spec = words.next().ok_or_else(|| {
                         UsageError("--cpus requires a value: a cpulist or class:NAME".into())
@@ -280,7 +321,12 @@ fn set_task_name(workload: &Workload) {
     }
 }
 
-fn run_one(workload: &Workload, args: &[String], format: &dyn RunFormat) -> anyhow::Result<i32> {
+fn run_one(
+    workload: &Workload,
+    args: &[String],
+    format: &dyn RunFormat,
+    instruments: Instruments,
+) -> anyhow::Result<i32> {
     set_task_name(workload);
     if let Some(banner) = format.banner(&workload.key()) {
         // perf prints this before parsing the benchmark's options, so it appears
@@ -299,7 +345,7 @@ fn run_one(workload: &Workload, args: &[String], format: &dyn RunFormat) -> anyh
     if let Err(problem) = (workload.check)(&parsed) {
         return Ok(emit(&parser.option_error(problem.long, &problem.message)));
     }
-    match (workload.run)(&parsed) {
+    match (workload.run)(&parsed, instruments) {
         Ok(record) => {
             print_out(&format.render(&record));
             Ok(0)
@@ -309,14 +355,14 @@ fn run_one(workload: &Workload, args: &[String], format: &dyn RunFormat) -> anyh
 }
 
 /// Runs every benchmark of the collection with its defaults, as `perf bench sched all`.
-fn run_all(collection: &str, format: &dyn RunFormat) -> i32 {
+fn run_all(collection: &str, format: &dyn RunFormat, instruments: Instruments) -> i32 {
     let mut failed = false;
     for workload in kbench_workloads::collection(collection).filter(|w| w.in_perf_all) {
         set_task_name(workload);
         if let Some(banner) = format.all_banner(&workload.key()) {
             print_out(&banner);
         }
-        match (workload.run)(&Parsed::default()) {
+        match (workload.run)(&Parsed::default(), instruments) {
             Ok(record) => print_out(&format.render(&record)),
             Err(e) => {
                 eprintln!("kbench: {}: {e}", workload.key());

@@ -65,6 +65,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         cpus: args.cpus.clone(),
         run_timeout: args.run_timeout,
         seed: Some(seed),
+        counters: false,
         db: args.db.clone(),
     };
     let mut plan = run::plan(&run_args)?;

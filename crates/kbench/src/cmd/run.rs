@@ -64,6 +64,12 @@ pub struct RunArgs {
     /// Seed of the run order [default: from the clock; recorded either way].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Count perf_event_open counters (task clock, context switches, migrations, page
+    /// faults; instructions and cycles where the PMU has them) in every run of pipe,
+    /// seccomp-notify and messaging. Counting slows context switches, so these runs
+    /// compare only with runs made with --counters.
+    #[arg(long)]
+    pub counters: bool,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -103,7 +109,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     };
     let specs = texts
         .iter()
-        .map(|t| WorkloadSpec::parse(t))
+        .map(|t| WorkloadSpec::parse(t).map(|s| s.with_counters(args.counters)))
         .collect::<Result<Vec<_>, _>>()
         .or_else(usage)?;
     let stopping = stopping(args)?;

@@ -78,8 +78,8 @@ pub fn stored_workload_run(
     }
 }
 
-/// `kbench bench --json [--cpus L] sched pipe ARGS`, or `... ipi ARGS` for a
-/// collection of one benchmark, which takes no name.
+/// `kbench bench --json [--cpus L] [--counters] sched pipe ARGS`, or `... ipi ARGS`
+/// for a collection of one benchmark, which takes no name.
 fn bench_command(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<Command, String> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("{}: cannot find kbench itself: {e}", spec.display()))?;
@@ -87,6 +87,9 @@ fn bench_command(spec: &WorkloadSpec, cpus: Option<&str>) -> Result<Command, Str
     cmd.arg("bench").arg("--json");
     if let Some(cpus) = cpus {
         cmd.arg("--cpus").arg(cpus);
+    }
+    if spec.instruments.counters {
+        cmd.arg("--counters");
     }
     cmd.arg(spec.workload.collection);
     if spec.workload.name != spec.workload.collection {

@@ -1,13 +1,15 @@
 //! Workload specs on the command line: `pipe`, `pipe:-l 100000 --pingpong`,
 //! `sched/messaging:-g 4`, or perf's own words `sched messaging -g 4`.
 use kbench_workloads::perfopt::Parser;
-use kbench_workloads::Workload;
+use kbench_workloads::{Instruments, Workload};
 
-/// A workload and its perf-style arguments, checked against its option table.
+/// A workload and its perf-style arguments, checked against its option table, and
+/// what kbench adds to its measurement.
 #[derive(Clone)]
 pub struct WorkloadSpec {
     pub workload: &'static Workload,
     pub args: Vec<String>,
+    pub instruments: Instruments,
 }
 
 impl std::fmt::Debug for WorkloadSpec {
@@ -39,9 +41,20 @@ impl WorkloadSpec {
                 known_names()
             )
         })?;
-        let spec = WorkloadSpec { workload, args };
+        let spec = WorkloadSpec {
+            workload,
+            args,
+            instruments: Instruments::default(),
+        };
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// The same spec with perf_event_open counters when `wanted` and the workload has
+    /// them (`kbench run --counters` over a suite that holds wakeup and ipi too).
+    pub fn with_counters(mut self, wanted: bool) -> Self {
+        self.instruments.counters = wanted && self.workload.takes_counters;
+        self
     }
 
     /// Whether `text` names a workload (rather than a shell command).
