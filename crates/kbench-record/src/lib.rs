@@ -5,15 +5,18 @@
 //! - [`latency`]: the latency distributions of a run ([`LatencySeries`]);
 //! - [`ipi`]: the IPIs counted over a run ([`IpiAccounting`]);
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
-//! - [`placement`]: where a run's two tasks ran relative to each other.
+//! - [`placement`]: where a run's two tasks ran relative to each other;
+//! - [`wakephases`]: the phases of each wake as the kernel traced them.
 pub mod ipi;
 pub mod latency;
 pub mod metric;
 pub mod placement;
 pub mod record;
+pub mod wakephases;
 
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates};
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
 pub use metric::{Direction, MetricValue, Role};
 pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};
 pub use record::{RunRecord, RusageDelta, TaskCpus};
+pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};
