@@ -208,9 +208,7 @@ fn split_event_line(line: &str) -> Option<EventFields<'_>> {
     while let Some(offset) = line[search..].find('[') {
         let open = search + offset;
         search = open + 1;
-        let Some(close) = line[open..].find(']').map(|c| open + c) else {
-            return None;
-        };
+        let close = line[open..].find(']').map(|c| open + c)?;
         let cpu_text = &line[open + 1..close];
         if open == 0 || !bytes[open - 1].is_ascii_whitespace() || !all_digits(cpu_text) {
             continue;

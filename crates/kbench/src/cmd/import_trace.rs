@@ -77,7 +77,10 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
         .map_err(session::store_error)?;
     for rec in &records {
         if let Some(phases) = &rec.wake_phases {
-            print!("{}", kbench_report::bench::latency_text::phase_table(rec, phases));
+            print!(
+                "{}",
+                kbench_report::bench::latency_text::phase_table(rec, phases)
+            );
         }
     }
     outln!(
@@ -110,7 +113,10 @@ fn records_of(
 ) -> anyhow::Result<Vec<RunRecord>> {
     let looked_at: u64 = regions.iter().map(|r| r.matched.looked_at).sum();
     if looked_at == 0 {
-        return usage(format!("{}: no wake of the selected tasks in the trace", args.file));
+        return usage(format!(
+            "{}: no wake of the selected tasks in the trace",
+            args.file
+        ));
     }
     if regions.iter().all(|r| r.matched.wakes.is_empty()) {
         let mut reasons: BTreeMap<&str, u64> = BTreeMap::new();
@@ -132,20 +138,27 @@ fn records_of(
         .collect()
 }
 
-fn record_of(args: &ImportTraceArgs, parsed: &ParsedTrace, region: &RegionWakes) -> anyhow::Result<RunRecord> {
+fn record_of(
+    args: &ImportTraceArgs,
+    parsed: &ParsedTrace,
+    region: &RegionWakes,
+) -> anyhow::Result<RunRecord> {
     let source = TraceSource {
         name: parsed.format.as_str(),
         clock: None,
         resolution_ns: parsed.resolution_ns,
         events: Vec::new(),
     };
-    let (series, phases) = wakephases::phase_series(&region.matched, source).map_err(anyhow::Error::msg)?;
+    let (series, phases) =
+        wakephases::phase_series(&region.matched, source).map_err(anyhow::Error::msg)?;
     let mut rec = RunRecord {
         workload: WORKLOAD.into(),
         params: params_of(args, parsed, region),
         variant: VARIANT.into(),
         series,
-        warnings: wakephases::incomplete_warning(&phases).into_iter().collect(),
+        warnings: wakephases::incomplete_warning(&phases)
+            .into_iter()
+            .collect(),
         wake_phases: Some(phases),
         ..RunRecord::default()
     };
