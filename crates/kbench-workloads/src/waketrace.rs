@@ -275,7 +275,10 @@ fn install_signal_thread() {
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                drop(active().take());
+                // Held until the exit: a thread that would mark or read the trace
+                // waits instead of failing the run on the instance being gone.
+                let mut slot = active();
+                drop(slot.take());
                 std::process::exit(128 + signal);
             }
         });

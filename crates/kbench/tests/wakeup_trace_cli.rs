@@ -235,8 +235,13 @@ fn sigint_in_the_middle_leaves_every_tracing_setting_as_it_was() {
         rustix::process::Signal::INT,
     )
     .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "exits 128 + SIGINT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "exits 128 + SIGINT: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let after = tracing_state();
     for ((name, was), (_, is)) in before.iter().zip(&after) {
         assert_eq!(was, is, "{name} changed");
