@@ -7,13 +7,15 @@
 //! - [`events`]: system calls and perf_event_open counters per operation
 //!   ([`EventAccounting`], [`EventsPerOp`]);
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
-//! - [`placement`]: where a run's two tasks ran relative to each other.
+//! - [`placement`]: where a run's two tasks ran relative to each other;
+//! - [`wakephases`]: the phases of each wake as the kernel traced them.
 pub mod events;
 pub mod ipi;
 pub mod latency;
 pub mod metric;
 pub mod placement;
 pub mod record;
+pub mod wakephases;
 
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};
@@ -21,3 +23,4 @@ pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
 pub use metric::{Direction, MetricValue, Role};
 pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};
 pub use record::{RunRecord, RusageDelta, TaskCpus};
+pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};

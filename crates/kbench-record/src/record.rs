@@ -78,6 +78,10 @@ pub struct RunRecord {
     /// primary, the others secondary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricValue>,
+    /// The wake phases the kernel traced (`sched wakeup --trace`, `import-trace`); their
+    /// distributions are in `series`, named here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_phases: Option<crate::wakephases::WakePhases>,
 }
 
 /// The difference of `getrusage` before and after a run, for the coordinator

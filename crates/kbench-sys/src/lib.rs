@@ -14,7 +14,8 @@
 //! - [`tune`]: `kbench env --tune/--reset`;
 //! - [`kconfig`]: kernel configs read into options, their differences, the running one's;
 //! - [`Interrupts::read`]: `/proc/interrupts` with IPI classification and deltas;
-//! - [`nr_migrations`] / [`SchedStats`]: per-task scheduler counters.
+//! - [`nr_migrations`] / [`SchedStats`]: per-task scheduler counters;
+//! - [`tracefs`]: a tracefs instance for one traced run, removed afterwards.
 
 #![warn(missing_docs)]
 
@@ -34,6 +35,7 @@ pub mod sched;
 pub mod snapshot;
 mod sysroot;
 pub mod topology;
+pub mod tracefs;
 pub mod tune;
 pub mod virt;
 

@@ -21,6 +21,8 @@ pub mod record;
 pub mod seccomp_notify;
 pub mod shared;
 pub mod wakechan;
+pub mod wakephases;
+pub mod waketrace;
 pub mod wakeup;
 pub mod workers;
 

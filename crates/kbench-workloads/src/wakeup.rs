@@ -22,6 +22,10 @@
 //! overrun); it sleeps until `--waker-spin-us` before the planned time and spins the
 //! rest, so it is on CPU and hot when it stamps t0.
 //!
+//! `--trace` (root) also traces each measured wake through tracefs and breaks it into
+//! its phases, waking to IPI to handler to switch-in (`waketrace`), recorded as more
+//! series and described in `RunRecord::wake_phases`.
+//!
 //! A sample is invalid, counted by reason and kept out of every histogram, when the
 //! wakee ran on the wrong CPU (`wrong_cpu`), did not really block (`did_not_block`: no
 //! voluntary switch since the previous sample), saw another wake's stamp
@@ -35,12 +39,13 @@ use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::wakechan::{Mech, WakeChannel};
+use crate::waketrace::{TracedPhases, WakeTrace};
 use crate::{no_check, RunRecord, Workload, WorkloadError};
 use kbench_sys::Sysroot;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const DEFAULT_WAKES: i32 = 2_000;
@@ -125,6 +130,12 @@ pub static OPTIONS: &[OptSpec] = &[
     },
     OptSpec {
         short: None,
+        long: "trace",
+        kind: OptKind::Bool,
+        help: "Also trace each wake's phases through tracefs (root)",
+    },
+    OptSpec {
+        short: None,
         long: "inject-delay-us",
         kind: OptKind::Int,
         help: "Testing only: wakee spins this long before taking t2",
@@ -191,6 +202,8 @@ pub struct Params {
     pub waker_spin_us: u32,
     pub seed: u64,
     pub inject_delay_us: u32,
+    /// Trace the wake phases through tracefs.
+    pub trace: bool,
 }
 
 impl Params {
@@ -200,6 +213,16 @@ impl Params {
         let mode = parse_choice(parsed, "mode", "idle", Mode::parse, Mode::NAMES)?;
         let mech = parse_choice(parsed, "mech", "futex", Mech::parse, Mech::NAMES)?;
         let (waker_cpu, wakee_cpu) = resolve_cpus(parsed, mode)?;
+        let trace = parsed.bool("trace") == Some(true);
+        if trace {
+            if mode == Mode::PingPong {
+                return Err(WorkloadError::Usage(
+                    "--trace needs a gap between wakes: use --mode idle, preempt or same-cpu"
+                        .into(),
+                ));
+            }
+            crate::waketrace::check_privilege()?;
+        }
         Ok(Self {
             mode,
             mech,
@@ -218,11 +241,12 @@ impl Params {
             )?,
             seed: parsed.u64("seed").unwrap_or(DEFAULT_SEED),
             inject_delay_us: bounded(parsed, "inject-delay-us", 0, 0, MAX_DELAY_US)?,
+            trace,
         })
     }
 
     fn params_map(&self) -> BTreeMap<String, serde_json::Value> {
-        BTreeMap::from([
+        let mut params = BTreeMap::from([
             ("mode".into(), self.mode.as_str().into()),
             ("mech".into(), self.mech.as_str().into()),
             ("waker-cpu".into(), self.waker_cpu.into()),
@@ -234,7 +258,13 @@ impl Params {
             ("waker-spin-us".into(), self.waker_spin_us.into()),
             ("seed".into(), self.seed.into()),
             ("inject-delay-us".into(), self.inject_delay_us.into()),
-        ])
+        ]);
+        // Only when set: traced runs pay for their events and are never pooled with
+        // untraced ones, and untraced records keep the parameters they always had.
+        if self.trace {
+            params.insert("trace".into(), true.into());
+        }
+        params
     }
 
     fn total_wakes(&self) -> usize {
@@ -332,6 +362,13 @@ struct Control {
     wakee_done: AtomicU64,
     hog_running: AtomicBool,
     stop_hog: AtomicBool,
+    /// Thread ids, for the trace's filter and its region mark (0 until known).
+    waker_tid: AtomicI32,
+    wakee_tid: AtomicI32,
+}
+
+fn current_tid() -> i32 {
+    rustix::thread::gettid().as_raw_nonzero().get()
 }
 
 impl Control {
@@ -498,6 +535,7 @@ struct Setup<'a> {
     stats: &'a SharedStats,
     gaps_ns: &'a [u64],
     root: &'a Sysroot,
+    trace: Option<&'a WakeTrace>,
 }
 
 const WAKER_SLOT: usize = 0;
@@ -512,6 +550,12 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
     let stats = SharedStats::new(3, 0).map_err(|e| WorkloadError::failed("mmap", e))?;
     let gaps_ns = jittered_gaps_ns(p);
     let clock_read_ns = clock::read_cost_ns();
+    let trace = if p.trace {
+        let cpus = [p.waker_cpu, p.wakee_cpu];
+        Some(WakeTrace::prepare(&cpus, p.total_wakes() as u64)?)
+    } else {
+        None
+    };
     let setup = Setup {
         params: p,
         channels: &channels,
@@ -519,11 +563,16 @@ pub fn run(p: &Params) -> Result<RunRecord, WorkloadError> {
         stats: &stats,
         gaps_ns: &gaps_ns,
         root: &root,
+        trace: trace.as_ref(),
     };
     let usage_before = UsageSnapshot::take();
     let (waker, wakee) = run_threads(&setup)?;
     let usage = usage_before.delta_to(&UsageSnapshot::take());
-    let mut rec = build_record(p, &waker, &wakee, &stats)?;
+    let traced = match trace {
+        Some(trace) => Some(trace.finish(control.wakee_tid.load(Ordering::Acquire))?),
+        None => None,
+    };
+    let mut rec = build_record(p, &waker, &wakee, &stats, traced)?;
     rec.rusage = usage;
     add_meta(&mut rec, p, clock_read_ns);
     Ok(rec)
@@ -608,6 +657,7 @@ fn hog_thread(s: &Setup<'_>) -> Result<(), String> {
 fn wakee_thread(s: &Setup<'_>) -> Result<SideLog, String> {
     AbortOnDrop::new(s.control, s.channels).guard(|| {
         cpus::pin_current_thread(s.params.wakee_cpu)?;
+        s.control.wakee_tid.store(current_tid(), Ordering::Release);
         let total = s.params.total_wakes();
         let mut log = SideLog::new(total);
         let receiver = Receiver {
@@ -642,11 +692,34 @@ fn waker_thread(s: &Setup<'_>) -> Result<WakerLog, String> {
                 s.control.hog_running.load(Ordering::Acquire)
             })?;
         }
+        s.control.waker_tid.store(current_tid(), Ordering::Release);
+        if let Some(trace) = s.trace {
+            start_tracing(s, trace)?;
+        }
         if s.params.mode == Mode::PingPong {
             ping_pong_loop(s)
         } else {
             gapped_wake_loop(s)
         }
+    })
+}
+
+/// Starts tracing before the warm-up, once the wakee's thread id is known.
+fn start_tracing(s: &Setup<'_>, trace: &WakeTrace) -> Result<(), String> {
+    s.control.wait_for("the wakee starting", || {
+        s.control.wakee_tid.load(Ordering::Acquire) != 0
+    })?;
+    trace.start(s.control.wakee_tid.load(Ordering::Acquire))
+}
+
+/// The begin mark of the measured region, with what the matcher needs to know.
+fn region_mark(s: &Setup<'_>) -> String {
+    kbench_trace::regions::begin_mark(&kbench_trace::Region {
+        wakee_pid: s.control.wakee_tid.load(Ordering::Acquire),
+        waker_pid: s.control.waker_tid.load(Ordering::Acquire),
+        waker_cpu: s.params.waker_cpu,
+        wakee_cpu: s.params.wakee_cpu,
+        wakes: u64::from(s.params.wakes),
     })
 }
 
@@ -661,6 +734,9 @@ impl Measured {
         s.control.wait_for("the wakee finishing the warm-up", || {
             s.control.wakee_done.load(Ordering::Acquire) >= handled as u64
         })?;
+        if let Some(trace) = s.trace {
+            trace.mark(&region_mark(s))?;
+        }
         Ok(Self {
             ipis_before: IpiSnapshot::take(s.root),
             stopwatch: Stopwatch::start(),
@@ -714,6 +790,10 @@ fn gapped_wake_loop(s: &Setup<'_>) -> Result<WakerLog, String> {
         }
         plan_ns = plan_ns.saturating_add(s.gaps_ns[index]);
         sleep_until_ns(plan_ns.saturating_sub(spin_ns));
+        if let Some(trace) = s.trace.filter(|_| index >= warmup) {
+            // In the gap, before the spin: the mark is never between t0 and t2.
+            trace.mark_wake((index - warmup) as u64)?;
+        }
         spin_until_ns(plan_ns);
         let ready = || s.control.wakee_ready.load(Ordering::Acquire) > index as u64;
         if !ready() {
@@ -731,6 +811,9 @@ fn gapped_wake_loop(s: &Setup<'_>) -> Result<WakerLog, String> {
     s.control.wait_for("the wakee handling the last wake", || {
         s.control.wakee_done.load(Ordering::Acquire) >= total as u64
     })?;
+    if let Some(trace) = s.trace {
+        trace.mark(&kbench_trace::regions::end_mark())?;
+    }
     let measured = measured.ok_or("no measured wakes")?;
     Ok(measured.finish(s, log, None))
 }
@@ -802,6 +885,7 @@ fn build_record(
     waker: &WakerLog,
     wakee: &SideLog,
     stats: &SharedStats,
+    traced: Option<TracedPhases>,
 ) -> Result<RunRecord, WorkloadError> {
     let mut series = Series {
         wake: recorder()?,
@@ -860,6 +944,9 @@ fn build_record(
             .ipis_before
             .account(&waker.ipis_after, region, &cpu_roles(p)),
     );
+    if let Some(traced) = traced {
+        add_traced_phases(&mut rec, traced);
+    }
     rec.metrics = crate::metrics::latency(&rec);
     if valid == 0 {
         return Err(WorkloadError::Failed(format!(
@@ -868,6 +955,18 @@ fn build_record(
         )));
     }
     Ok(rec)
+}
+
+/// The traced phases as more series after the measured ones (so the primary stays
+/// `wake_latency`), with what they are and the cost of the marks.
+fn add_traced_phases(rec: &mut RunRecord, traced: TracedPhases) {
+    rec.series.extend(traced.series);
+    rec.warnings
+        .extend(crate::wakephases::incomplete_warning(&traced.phases));
+    if let Some(cost) = traced.marker_write_ns {
+        rec.meta.insert("trace_marker_write_ns".into(), cost.into());
+    }
+    rec.wake_phases = Some(traced.phases);
 }
 
 fn series_summaries(series: &Series) -> Vec<crate::latency::LatencySeries> {
@@ -1026,6 +1125,7 @@ mod tests {
             waker_spin_us: 50,
             seed: 7,
             inject_delay_us: 0,
+            trace: false,
         };
         let gaps = jittered_gaps_ns(&p);
         assert_eq!(gaps, jittered_gaps_ns(&p));

@@ -54,6 +54,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// The boots in a board's serial capture or a LAVA job log, checked as vm-ab checks its own.
     ImportConsole(cmd::import_console::ImportConsoleArgs),
+    /// Wake phases from a kernel trace (ftrace's trace file or trace-cmd report), stored as runs.
+    ImportTrace(cmd::import_trace::ImportTraceArgs),
     /// Two kernels booted alternately under qemu, kbench as their /init: the verdict with boots as units.
     VmAb(cmd::vm_ab::VmAbArgs),
     /// A LAVA job that boots two kernels alternately on one board, kbench as their /init.
@@ -107,6 +109,7 @@ fn main() -> ExitCode {
         Command::Stat(args) => cmd::stat::run(args),
         Command::VmAb(args) => cmd::vm_ab::run(args),
         Command::ImportConsole(args) => cmd::import_console::run(args),
+        Command::ImportTrace(args) => cmd::import_trace::run(args),
         Command::LavaJob(args) => cmd::lava_job::run(args),
         Command::Plausible(args) => cmd::plausible::run(args),
         Command::Env(args) => cmd::env::run(args),

@@ -55,6 +55,7 @@ const SUBCOMMANDS: &[&str] = &[
     "env",
     "initramfs",
     "import-console",
+    "import-trace",
     "vm-ab",
     "lava-job",
     "completions",

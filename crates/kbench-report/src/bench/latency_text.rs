@@ -1,9 +1,10 @@
 //! The text blocks of latency workloads (`sched/wakeup`, `ipi/ipi`): one block per
 //! series (summary line, percentiles, log2 histogram), then the IPI accounting, invalid
-//! samples and warnings. Every line fits in 80 columns.
+//! samples and warnings, then, for a traced run, its wake phases as one table. Every
+//! line fits in 80 columns.
 use kbench_record::ipi::IpiAccounting;
 use kbench_record::latency::{LatencySeries, Log2Bin};
-use kbench_record::RunRecord;
+use kbench_record::{RunRecord, WakePhases};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -14,7 +15,11 @@ const BAR_WIDTH: usize = 36;
 /// Everything after the total-time line of a record that has latency series.
 pub fn render_latency(record: &RunRecord) -> String {
     let mut out = String::new();
+    let traced = record.wake_phases.as_ref();
     for series in &record.series {
+        if traced.is_some_and(|t| t.holds_series(&series.name)) {
+            continue;
+        }
         out.push('\n');
         out.push_str(&series_block(series));
     }
@@ -28,6 +33,88 @@ pub fn render_latency(record: &RunRecord) -> String {
     }
     for warning in &record.warnings {
         out.push_str(&wrapped(&format!("WARNING: {warning}"), 78));
+    }
+    if let Some(phases) = traced {
+        out.push('\n');
+        out.push_str(&phase_table(record, phases));
+    }
+    out
+}
+
+/// The traced wake phases: how many wakes were followed and by which path, why the
+/// others were not, and p50/p90/p99 of each phase in the order they happen.
+pub fn phase_table(record: &RunRecord, phases: &WakePhases) -> String {
+    let mut out = String::new();
+    let clock = phases
+        .trace_clock
+        .as_deref()
+        .map(|c| format!(", clock {c}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        " Wake phases ({}{clock}, timestamps to {} ns):",
+        phases.source, phases.timestamp_resolution_ns
+    );
+    let paths: Vec<String> = phases
+        .paths
+        .iter()
+        .map(|(path, n)| format!("{} {n}", path.as_str()))
+        .collect();
+    out.push_str(&wrapped(
+        &format!(
+            "  {} of {} wakes followed; paths: {}",
+            phases.complete(),
+            phases.wakes,
+            if paths.is_empty() {
+                "none".into()
+            } else {
+                paths.join(", ")
+            }
+        ),
+        78,
+    ));
+    if !phases.incomplete.is_empty() {
+        let reasons: Vec<String> = phases
+            .incomplete
+            .iter()
+            .map(|(reason, n)| format!("{} {n}", reason.as_str()))
+            .collect();
+        out.push_str(&wrapped(
+            &format!("  not followed: {}", reasons.join(", ")),
+            78,
+        ));
+    }
+    let _ = writeln!(
+        out,
+        "   {:<34} {:>7} {:>9} {:>9} {:>9}",
+        "phase [ns]", "wakes", "p50", "p90", "p99"
+    );
+    let find = |name: &str| record.series.iter().find(|s| s.name == name);
+    let rows = phases
+        .phases
+        .iter()
+        .map(|p| {
+            (
+                format!("{} -> {}", p.from.as_str(), p.to.as_str()),
+                &p.series,
+            )
+        })
+        .chain(std::iter::once((
+            "total: waking -> switch_in".to_string(),
+            &phases.total_series,
+        )));
+    for (label, name) in rows {
+        let Some(series) = find(name) else { continue };
+        let cell = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
+        let p = &series.percentiles;
+        let _ = writeln!(
+            out,
+            "   {label:<34} {:>7} {:>9} {:>9} {:>9}",
+            series.count,
+            cell(p.p50),
+            cell(p.p90),
+            cell(p.p99)
+        );
     }
     out
 }

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod export;
 pub mod import;
 pub mod import_console;
+pub mod import_trace;
 pub mod initramfs;
 pub mod lava_job;
 pub mod list;

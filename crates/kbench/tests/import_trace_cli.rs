@@ -1,0 +1,290 @@
+//! End-to-end tests of `kbench import-trace`: hand-written traces in both text formats
+//! give exact phase durations in the stored runs, incomplete wakes are counted, bad
+//! input is one line and exit 2, and `compare` says which phase moved.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../kbench-trace/tests/fixtures"
+);
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(FIXTURES).join(name)
+}
+
+fn kbench(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run kbench")
+}
+
+fn ok(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The record of each run under `label`, from the JSON export.
+fn records(db: &Path, label: &str) -> Vec<serde_json::Value> {
+    let export: serde_json::Value =
+        serde_json::from_str(&ok(kbench(db, &["export", label, "--format", "json"]))).unwrap();
+    export["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["runs"].as_array().unwrap().clone())
+        .map(|run| run["record"].clone())
+        .collect()
+}
+
+fn series<'a>(record: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    record["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in {record}"))
+}
+
+/// min and max of a phase series: one wake each in the fixtures, so both are that
+/// wake's exact duration.
+fn exact(record: &serde_json::Value, name: &str) -> (u64, u64) {
+    let s = series(record, name);
+    (s["min"].as_u64().unwrap(), s["max"].as_u64().unwrap())
+}
+
+#[test]
+fn ftrace_file_phases_are_stored_exactly_with_the_incomplete_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let file = fixture("ftrace-x86.trace");
+    let out = ok(kbench(
+        &db,
+        &["import-trace", file.to_str().unwrap(), "--label", "x86"],
+    ));
+    assert!(out.contains("2 of 4 wakes followed"), "{out}");
+    assert!(
+        out.contains("not followed: no_waking 1, no_handler 1"),
+        "{out}"
+    );
+    let records = records(&db, "x86");
+    assert_eq!(records.len(), 1);
+    let rec = &records[0];
+    assert_eq!(rec["workload"], "trace/wakeup");
+    assert_eq!(rec["wake_phases"]["source"], "ftrace");
+    assert_eq!(rec["wake_phases"]["paths"]["call_function_single"], 1);
+    assert_eq!(rec["wake_phases"]["paths"]["polling"], 1);
+    assert_eq!(rec["wake_phases"]["incomplete"]["no_handler"], 1);
+    assert_eq!(exact(rec, "phase_waking_to_ipi_sent"), (2_000, 2_000));
+    assert_eq!(
+        exact(rec, "phase_ipi_sent_to_handler_entry"),
+        (8_000, 8_000)
+    );
+    assert_eq!(
+        exact(rec, "phase_handler_entry_to_handler_exit"),
+        (3_000, 3_000)
+    );
+    assert_eq!(
+        exact(rec, "phase_handler_exit_to_idle_exit"),
+        (2_000, 2_000)
+    );
+    assert_eq!(exact(rec, "phase_waking_to_ipi_skipped"), (1_000, 1_000));
+    assert_eq!(exact(rec, "phase_idle_exit_to_switch_in"), (5_000, 5_000));
+    assert_eq!(exact(rec, "kernel_wake_latency"), (9_000, 20_000));
+}
+
+#[test]
+fn trace_cmd_report_phases_are_stored_exactly_in_ns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let file = fixture("trace-cmd-arm64.report");
+    let out = ok(kbench(
+        &db,
+        &[
+            "import-trace",
+            file.to_str().unwrap(),
+            "--label",
+            "arm",
+            "--comm",
+            "rt-app",
+        ],
+    ));
+    assert!(
+        out.contains("not followed: no_switch_in 1, events_lost 1"),
+        "{out}"
+    );
+    let rec = &records(&db, "arm")[0];
+    assert_eq!(rec["wake_phases"]["source"], "trace-cmd");
+    assert_eq!(rec["wake_phases"]["timestamp_resolution_ns"], 1);
+    assert_eq!(exact(rec, "phase_ipi_sent_to_idle_exit"), (3_750, 3_750));
+    assert_eq!(exact(rec, "phase_idle_exit_to_handler_entry"), (500, 500));
+    assert_eq!(
+        exact(rec, "phase_handler_entry_to_handler_exit"),
+        (400, 800)
+    );
+    assert_eq!(exact(rec, "phase_waking_to_ipi_sent"), (250, 300));
+    assert_eq!(exact(rec, "kernel_wake_latency"), (3_000, 8_000));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let write = |name: &str, text: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let real = std::fs::read_to_string(fixture("ftrace-x86.trace")).unwrap();
+    let truncated = &real[..real.find("100.002061").unwrap() - 30];
+    let cases = [
+        write("garbage", b"\x00\x01 not a trace at all"),
+        write("not-a-trace", b"Total time: 1.2 [sec]\n"),
+        write("truncated", truncated.as_bytes()),
+        write("empty", b""),
+        write("header-only", b"# tracer: nop\n#\n"),
+        write(
+            "no-wakes",
+            b"cpus=1\n  a-1 [000] 1.000001: cpu_idle: state=1 cpu_id=0\n",
+        ),
+        dir.path().join("missing"),
+    ];
+    for path in &cases {
+        let out = kbench(
+            &db,
+            &["import-trace", path.to_str().unwrap(), "--label", "bad"],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", path.display());
+        assert_eq!(stderr.lines().count(), 1, "{}: {stderr}", path.display());
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let listed = ok(kbench(&db, &["list"]));
+    assert!(!listed.contains("bad"), "nothing imported: {listed}");
+    let file = fixture("ftrace-x86.trace");
+    ok(kbench(
+        &db,
+        &["import-trace", file.to_str().unwrap(), "--label", "once"],
+    ));
+    let again = kbench(
+        &db,
+        &["import-trace", file.to_str().unwrap(), "--label", "once"],
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "the same trace twice is refused"
+    );
+}
+
+/// A trace-cmd capture of `wakes` call-function-single wakes, each with these phase
+/// durations (ns) and a jitter of `seed`-dependent nanoseconds on the first.
+fn synthetic_trace(wakes: u64, handler_delay_ns: u64, seed: u64) -> String {
+    let mut out = String::from("cpus=2\n");
+    let line = |ts: u64, cpu: u32, task: &str, body: &str| {
+        format!(
+            "{task:>16} [{cpu:03}] {}.{:09}: {body}\n",
+            ts / 1_000_000_000,
+            ts % 1_000_000_000
+        )
+    };
+    let mut t = 10_000_000_000u64;
+    out += &line(t, 1, "<idle>-0", "cpu_idle: state=1 cpu_id=1");
+    for i in 0..wakes {
+        t += 1_000_000;
+        let jitter = (i * 37 + seed * 11) % 200;
+        let send = t + 300 + jitter;
+        let entry = send + handler_delay_ns;
+        let exit = entry + 900;
+        let idle = exit + 400;
+        let switch = idle + 2_000;
+        out += &line(
+            t,
+            0,
+            "waker-10",
+            "sched_waking: comm=wakee pid=11 prio=120 target_cpu=001",
+        );
+        out += &line(send, 0, "waker-10", "ipi_send_cpu: cpu=1 callsite=ttwu_queue_wakelist+0x1 callback=generic_smp_call_function_single_interrupt+0x0");
+        out += &line(
+            entry,
+            1,
+            "<idle>-0",
+            "call_function_single_entry: vector=251",
+        );
+        out += &line(
+            entry + 100,
+            1,
+            "<idle>-0",
+            "sched_wakeup: comm=wakee pid=11 prio=120 target_cpu=001",
+        );
+        out += &line(exit, 1, "<idle>-0", "call_function_single_exit: vector=251");
+        out += &line(idle, 1, "<idle>-0", "cpu_idle: state=4294967295 cpu_id=1");
+        out += &line(switch, 1, "<idle>-0", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=wakee next_pid=11 next_prio=120");
+        out += &line(switch + 5_000, 1, "wakee-11", "sched_switch: prev_comm=wakee prev_pid=11 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120");
+        out += &line(switch + 5_100, 1, "<idle>-0", "cpu_idle: state=1 cpu_id=1");
+    }
+    out
+}
+
+#[test]
+fn compare_says_which_phase_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    for (label, delay_ns) in [("base", 8_000), ("slow", 13_000)] {
+        for session in 0..3 {
+            let path = dir.path().join(format!("{label}-{session}.report"));
+            std::fs::write(&path, synthetic_trace(40, delay_ns, session)).unwrap();
+            ok(kbench(
+                &db,
+                &[
+                    "import-trace",
+                    path.to_str().unwrap(),
+                    "--label",
+                    label,
+                    "--comm",
+                    "wakee",
+                ],
+            ));
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(&ok(kbench(
+        &db,
+        &[
+            "compare",
+            "base",
+            "slow",
+            "--full",
+            "--format",
+            "json",
+            "--no-calibration",
+        ],
+    )))
+    .unwrap();
+    let text = json.to_string();
+    let verdict_of = |metric: &str| -> String {
+        let rows = json["rows"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no rows: {text}"));
+        let row = rows
+            .iter()
+            .find(|r| r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no row {metric}: {text}"));
+        row["verdict"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        verdict_of("phase_ipi_sent_to_handler_entry_p50_ns"),
+        "regression"
+    );
+    assert_ne!(
+        verdict_of("phase_handler_entry_to_handler_exit_p50_ns"),
+        "regression"
+    );
+    assert_eq!(verdict_of("kernel_wake_latency_p50_ns"), "regression");
+}
