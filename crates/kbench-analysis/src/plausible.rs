@@ -61,13 +61,8 @@ impl Event {
     /// The per-op metrics whose sum is this event's count per op.
     fn metrics(self) -> &'static [&'static str] {
         match self {
-            Event::Irq => &["irqs_per_op"],
-            Event::Ipi => &[
-                "call_ipis_per_op",
-                "resched_ipis_per_op",
-                "tlb_ipis_per_op",
-                "other_ipis_per_op",
-            ],
+            Event::Irq => &["irqs_per_op", "timer_irqs_per_op"],
+            Event::Ipi => &["call_ipis_per_op", "resched_ipis_per_op"],
             Event::IpiCall => &["call_ipis_per_op"],
             Event::IpiResched => &["resched_ipis_per_op"],
             Event::Csw => &["csw_per_op"],
@@ -75,6 +70,12 @@ impl Event {
             Event::Migration => &["migrations_per_op"],
             Event::Wake => &["wakes_per_op"],
         }
+    }
+
+    /// The count per op a workload has by definition, whatever its runs recorded: a
+    /// wakeup run's op is one wake.
+    fn per_op_by_definition(self, workload: &str) -> Option<f64> {
+        (self == Event::Wake && workload == "sched/wakeup").then_some(1.0)
     }
 }
 
@@ -219,7 +220,10 @@ pub fn plausible(
             continue;
         };
         for saving in savings {
-            let events_per_op = events_per_op(runs, saving.event);
+            let events_per_op = saving
+                .event
+                .per_op_by_definition(&key.workload)
+                .or_else(|| events_per_op(runs, saving.event));
             let max_change_pct = events_per_op.map(|e| 100.0 * e * saving.ns / time_per_op_ns);
             let change = observed.and_then(|r| observed_change(r, key, &metric));
             let needed_ns = match (&change, events_per_op) {

@@ -8,7 +8,7 @@ use kbench_record::PerfCounter;
 const LOWER: Direction = Direction::LowerIsBetter;
 
 /// The events per operation of a run that accounted them (pipe, seccomp-notify,
-/// messaging), all secondary: IPIs by kind and IRQs received by the CPUs the tasks
+/// messaging), all secondary: the system calls by construction, IPIs by kind and IRQs received by the CPUs the tasks
 /// used, summed over those CPUs, then each counter that counted. The context-switches
 /// counter is not declared: `csw_per_op` (rusage) is the same figure. Nothing for a
 /// run without operations.
@@ -16,7 +16,12 @@ pub fn events(rec: &RunRecord) -> Vec<MetricValue> {
     let Some(events) = rec.events.as_ref().filter(|e| e.ops > 0) else {
         return Vec::new();
     };
-    let mut metrics = Vec::new();
+    let mut metrics = vec![MetricValue::secondary(
+        "syscalls_per_op",
+        events.syscalls_per_op,
+        "syscalls/op",
+        LOWER,
+    )];
     if let Some(region) = rec.ipis.first() {
         let ipis = region.ipis_per_op_summed();
         metrics.push(MetricValue::secondary(
@@ -240,6 +245,7 @@ mod tests {
         assert_eq!(
             named,
             [
+                ("syscalls_per_op", 4.0),
                 ("resched_ipis_per_op", 0.5),
                 ("call_ipis_per_op", 0.0),
                 ("irqs_per_op", 0.004),

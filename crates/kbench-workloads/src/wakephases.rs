@@ -96,11 +96,25 @@ pub fn incomplete_warning(phases: &WakePhases) -> Option<String> {
             .iter()
             .map(|(r, n)| format!("{} {n}", r.as_str()))
             .collect();
-        format!(
+        let mut warning = format!(
             "{bad} of {} traced wakes could not be followed ({}): their phases are left out",
             phases.wakes,
             reasons.join(", ")
-        )
+        );
+        let no_switch_in = phases
+            .incomplete
+            .get(&kbench_record::Incomplete::NoSwitchIn)
+            .copied()
+            .unwrap_or(0);
+        if no_switch_in * 2 > phases.wakes {
+            // Seen on a nested-virtualisation host whose second vCPU's idle task
+            // emits no events at all: its switches to the wakee are never traced.
+            warning.push_str(
+                "; when the target CPU's switches out of idle go untraced, as on some \
+                 virtual machines, another --wakee-cpu may be followed",
+            );
+        }
+        warning
     })
 }
 

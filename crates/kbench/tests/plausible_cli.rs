@@ -82,14 +82,16 @@ fn a_saving_is_set_against_the_change_it_could_make() {
             "csw=200",
             "--saving",
             "irq=10",
+            "--saving",
+            "migration=10",
             "--format",
             "json",
         ],
     ))
     .unwrap();
     let rows = json["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 3, "{json}");
-    let [small, large, irq] = rows.as_slice() else {
+    assert_eq!(rows.len(), 4, "{json}");
+    let [small, large, irq, migration] = rows.as_slice() else {
         unreachable!()
     };
     assert_eq!(small["time_per_op_ns"].as_f64(), Some(1800.0));
@@ -108,10 +110,19 @@ fn a_saving_is_set_against_the_change_it_could_make() {
     assert_eq!(small["explains"], "beyond", "{small}");
     // 200 ns per csw could make 22%: it could explain a 10% change.
     assert_eq!(large["explains"], "within", "{large}");
-    // The runs count no IRQs: no bound is made up.
+    // The real runs counted their IRQs (device and timer, from /proc/interrupts):
+    // a tick or so per thousand ops, far too few for 10 ns each to matter.
+    let irqs = irq["events_per_op"].as_f64().expect("IRQs per op");
+    let irq_max = irq["max_change_pct"].as_f64().unwrap();
     assert!(
-        irq["events_per_op"].is_null() && irq["explains"].is_null(),
+        (irq_max - 100.0 * irqs * 10.0 / 1800.0).abs() < 1e-9,
         "{irq}"
+    );
+    assert_eq!(irq["explains"], "beyond", "{irq}");
+    // Runs without --counters count no migrations: no bound is made up.
+    assert!(
+        migration["events_per_op"].is_null() && migration["explains"].is_null(),
+        "{migration}"
     );
     // A context switch's cost here: a same-CPU pipe op over its switches.
     let cost = &small["measured_cost"];

@@ -174,8 +174,8 @@ fn run_list_show_compare_export_import_round_trip() {
     assert_eq!(r["median_a"], r["median_b"]);
     assert_eq!(r["n_b"], 5);
     let csv = db.ok(&["export", "base", "--format", "csv"]);
-    // A pipe run's values: usecs_per_op, csw_per_op and four interrupt figures per op.
-    assert_eq!(csv.lines().count(), 1 + 12 * 6, "header + 6 values per run");
+    // A pipe run's values: usecs_per_op, csw_per_op, syscalls_per_op and four interrupt figures per op.
+    assert_eq!(csv.lines().count(), 1 + 12 * 7, "header + 7 values per run");
 }
 
 #[test]
@@ -519,8 +519,8 @@ fn kill_9_during_a_run_leaves_a_sound_database_with_every_finished_run() {
     assert!(runs >= 5, "{runs} runs survived");
     // One transaction per run: no run without its values.
     assert_eq!(db.count("SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM run_values v WHERE v.run_id = r.id)"), 0);
-    // A pipe run declares usecs_per_op, csw_per_op and four interrupt figures per op.
-    assert_eq!(db.count("SELECT count(*) FROM run_values"), 6 * runs);
+    // A pipe run declares usecs_per_op, csw_per_op, syscalls_per_op and four interrupt figures per op.
+    assert_eq!(db.count("SELECT count(*) FROM run_values"), 7 * runs);
     // The database stays usable after the crash.
     db.ok(&[
         "run",

@@ -232,10 +232,16 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             2 * args.boots,
             sides[s].label
         );
+        let qemu_started = Instant::now();
         let run = boot_once(cmd, &files, &nonce, deadlines, pins.as_deref())?;
+        let qemu_wall_s = qemu_started.elapsed().as_secs_f64();
         for note in &run.notes {
             eprintln!("kbench: boot {}: {note}", boot + 1);
         }
+        eprintln!(
+            "kbench: boot {}: qemu ran {qemu_wall_s:.1} s, start to exit",
+            boot + 1
+        );
         let target = BootTarget {
             label: &sides[s].label,
             expected_release: &sides[s].image.release,
@@ -248,6 +254,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             failure: run.failure,
             vcpu_pins: (!run.pins.is_empty()).then(|| serde_json::json!(run.pins)),
             accel_reason: Some(choice.reason.clone()),
+            qemu_wall_s: Some(qemu_wall_s),
         };
         if !store_boot(&mut store, &target, &nonce, &files.read_log(), &host)? {
             failed += 1;
@@ -672,6 +679,8 @@ pub struct HostView {
     pub vcpu_pins: Option<serde_json::Value>,
     /// Why qemu ran under the accelerator it did (`--accel auto`'s probe).
     pub accel_reason: Option<String>,
+    /// Seconds from qemu's start to its exit, as the host timed them.
+    pub qemu_wall_s: Option<f64>,
 }
 
 /// Where the sessions of booted kernels are stored, and what their logs must show.
@@ -856,6 +865,7 @@ fn add_boot_environment(
         ("vm_accel", target.accel.map(serde_json::Value::from)),
         ("vm_vcpu_pins", host.vcpu_pins.clone()),
         ("vm_accel_reason", host.accel_reason.clone().map(Into::into)),
+        ("vm_qemu_wall_s", host.qemu_wall_s.map(Into::into)),
         (
             "vm_notice",
             (target.accel == Some("tcg")).then(|| TCG_NOTICE.into()),
