@@ -519,7 +519,7 @@ impl Store {
     /// Keeps the kernel config `text` a session ran on, once per content: sessions of
     /// one config share its row. Returns its hash ([`config_hash`]).
     pub fn set_kernel_config(&mut self, session_id: i64, text: &str) -> Result<String, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_transaction()?;
         let hash = set_kernel_config_tx(&tx, session_id, text)?;
         tx.commit()?;
         Ok(hash)
@@ -559,9 +559,19 @@ impl Store {
         .transpose()
     }
 
+    /// A transaction that takes the write lock at its start (BEGIN IMMEDIATE). A
+    /// deferred one that reads before it writes cannot be promoted once another
+    /// connection has committed since its read (SQLITE_BUSY_SNAPSHOT, which the busy
+    /// timeout does not wait out), so two kbench writing one database would fail.
+    fn write_transaction(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+    }
+
     /// Stores one run and its values in one transaction.
     pub fn insert_run(&mut self, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_transaction()?;
         let id = insert_run_tx(&tx, session_id, run)?;
         tx.commit()?;
         Ok(id)
@@ -569,7 +579,7 @@ impl Store {
 
     /// Stores a whole imported file as one session, in one transaction: all or nothing.
     pub fn import(&mut self, session: &NewSession, imported: &Imported) -> Result<i64, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_transaction()?;
         let session_id = insert_session(&tx, session)?;
         for (index, run) in imported.runs.iter().enumerate() {
             let stored = StoredRun {
@@ -609,7 +619,7 @@ impl Store {
     /// console log (gzip), its kernel config, its runs and its end. A kill midway leaves
     /// no session with half its runs.
     pub fn insert_boot(&mut self, boot: &NewBoot<'_>) -> Result<i64, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_transaction()?;
         let id = insert_session(&tx, boot.session)?;
         tx.execute(
             "UPDATE sessions SET console_log = ?1, ended_unix_ns = ?2 WHERE id = ?3",
@@ -637,7 +647,7 @@ impl Store {
         sessions: &[SessionWithRuns],
         kernel_configs: &BTreeMap<String, String>,
     ) -> Result<Vec<i64>, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_transaction()?;
         let mut ids = Vec::new();
         for s in sessions {
             let id = insert_session(&tx, &s.session)?;
@@ -911,7 +921,7 @@ impl Store {
 
     /// Stores a calibration and its components in one transaction.
     pub fn insert_calibration(&mut self, c: &NewCalibration) -> Result<i64, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_transaction()?;
         tx.execute(
             "INSERT INTO calibrations (label, created_unix_ns, kbench_version, fingerprint,
                                        sessions, boots)

@@ -19,6 +19,48 @@ const DEFAULT_RUNS: u32 = 5;
 const DEFAULT_SUITE: &str = "pipe:-l 2000 --placement same-cpu";
 const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// What each boot runs, as `vm-ab` and `lava-job` ask for it: written onto the kernel
+/// command line by [`SuiteArgs::kernel_words`], read back by the guest.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SuiteArgs {
+    /// Workload specs run in each boot [default: pipe on one CPU].
+    #[arg(long, value_name = "SPEC")]
+    pub suite: Vec<String>,
+    /// The quick suite of `kbench run` in each boot.
+    #[arg(long, conflicts_with = "suite")]
+    pub quick: bool,
+    /// Measured runs per workload and boot.
+    #[arg(long, default_value_t = DEFAULT_RUNS)]
+    pub runs: u32,
+}
+
+impl SuiteArgs {
+    /// The `kbench.runs`, `kbench.quick` or `kbench.suite` words the guest reads. Each
+    /// spec must parse, and the suite travels as one double-quoted value, `;`-separated,
+    /// inside the single quotes of u-boot's `setenv bootargs '...'` on a board.
+    pub fn kernel_words(&self) -> anyhow::Result<Vec<String>> {
+        if self.runs == 0 {
+            return crate::error::usage("--runs must be at least 1");
+        }
+        let mut words = vec![format!("kbench.runs={}", self.runs)];
+        if self.quick {
+            words.push("kbench.quick".into());
+        } else if !self.suite.is_empty() {
+            for spec in &self.suite {
+                if spec.contains(['"', ';', '\'']) {
+                    return crate::error::usage(format!(
+                        "--suite {spec}: a spec on a kernel command line cannot hold \" ; or '"
+                    ));
+                }
+                WorkloadSpec::parse(spec)
+                    .or_else(|e| crate::error::usage(format!("--suite: {e}")))?;
+            }
+            words.push(format!("kbench.suite=\"{}\"", self.suite.join(";")));
+        }
+        Ok(words)
+    }
+}
+
 /// What the kernel command line asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BootRequest {

@@ -653,6 +653,30 @@ fn arm64_kernels_get_the_virt_machine_and_ttyama0() {
     assert_eq!(bad_pins.status.code(), Some(2));
 }
 
+#[test]
+fn the_suite_is_checked_before_anything_boots() {
+    let dir = tempfile::tempdir().unwrap();
+    let x86 = image_file(dir.path(), "bzImage", 0x202, b"HdrS");
+    let good = dry_run(&x86, &x86, &["--suite", "pipe:-l 10", "--suite", "ipi"]);
+    let stdout = String::from_utf8_lossy(&good.stdout);
+    assert!(
+        stdout.contains(r#"kbench.runs=5 kbench.suite="pipe:-l 10;ipi""#),
+        "{stdout}"
+    );
+    for bad in [
+        vec!["--suite", "nosuch"],
+        vec!["--suite", "pipe:-l 10; ipi"],
+        vec!["--suite", "pipe:-l \"10\""],
+        vec!["--runs", "0"],
+    ] {
+        let out = dry_run(&x86, &x86, &bad);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
+    }
+}
+
 /// Skips a test whose machine lacks what it boots, unless scripts/test.sh (which
 /// provides it) asked for every boot test to run: there a skip is a failure.
 fn skip_or_fail(why: &str) {

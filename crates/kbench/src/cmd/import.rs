@@ -17,7 +17,8 @@ pub struct ImportArgs {
     pub db: DbArgs,
 }
 
-fn read_input(file: &str) -> anyhow::Result<String> {
+/// A file's text, or stdin's for `-`; bytes that are not UTF-8 are a usage error.
+pub(crate) fn read_input(file: &str) -> anyhow::Result<String> {
     let bytes = if file == "-" {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;

@@ -37,7 +37,7 @@ pub struct ImportTraceArgs {
 
 pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
     session::check_label(&args.label)?;
-    let text = read_text(&args.file)?;
+    let text = crate::cmd::import::read_input(&args.file)?;
     let selection = Selection {
         pids: args.pid.clone(),
         comms: args.comm.clone(),
@@ -91,17 +91,6 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
         args.label
     );
     Ok(0)
-}
-
-fn read_text(file: &str) -> anyhow::Result<String> {
-    let bytes = if file == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;
-        buf
-    } else {
-        std::fs::read(file).or_else(|e| usage(format!("{file}: {e}")))?
-    };
-    String::from_utf8(bytes).or_else(|_| usage(format!("{file}: not a text file")))
 }
 
 /// One run record per region; a trace in which no wake could be followed is refused,

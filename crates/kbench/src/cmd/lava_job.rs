@@ -5,7 +5,6 @@
 //! reads the job's log back into one session per boot. Which LAVA page documents
 //! each key: docs/boot-ab.md, "Boards: LAVA".
 use crate::error::usage;
-use crate::runner::spec::WorkloadSpec;
 use crate::session;
 use kbench_console::{line_start, Kind, READY_LINE};
 use serde::Serialize;
@@ -52,15 +51,8 @@ pub struct LavaJobArgs {
     /// digits, and a job of hundreds of boots is a lab's week).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
     pub boots: u32,
-    /// Workload specs run in each boot [default: pipe on one CPU].
-    #[arg(long, value_name = "SPEC")]
-    pub suite: Vec<String>,
-    /// The quick suite of `kbench run` in each boot.
-    #[arg(long, conflicts_with = "suite")]
-    pub quick: bool,
-    /// Measured runs per workload and boot.
-    #[arg(long, default_value_t = 5)]
-    pub runs: u32,
+    #[command(flatten)]
+    pub guest: crate::guest::SuiteArgs,
     /// An extra word for the kernel command line (repeatable).
     #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
     pub kernel_arg: Vec<String>,
@@ -260,8 +252,8 @@ fn job_definition(args: &LavaJobArgs, nonce: &str) -> anyhow::Result<JobDefiniti
 }
 
 fn check_numbers(args: &LavaJobArgs) -> anyhow::Result<()> {
-    if args.boots == 0 || args.runs == 0 {
-        return usage("--boots and --runs must be at least 1");
+    if args.boots == 0 {
+        return usage("--boots must be at least 1");
     }
     if args.boot_timeout_minutes == 0 || args.test_timeout_minutes == 0 {
         return usage("--boot-timeout-minutes and --test-timeout-minutes must be at least 1");
@@ -364,25 +356,8 @@ fn job_minutes(args: &LavaJobArgs, boots: usize) -> u32 {
 /// LAVA's `extra_kernel_args`. No `console=`: the device type sets the board's. No
 /// `quiet`: the kernel's messages are the only record of a boot that went wrong.
 fn kernel_args(args: &LavaJobArgs, nonce: &str) -> anyhow::Result<String> {
-    let mut words = vec![
-        format!("kbench.session={nonce}"),
-        format!("kbench.runs={}", args.runs),
-    ];
-    if args.quick {
-        words.push("kbench.quick".into());
-    } else if !args.suite.is_empty() {
-        for spec in &args.suite {
-            // The suite travels as one double-quoted value, `;`-separated, inside the
-            // single quotes of u-boot's `setenv bootargs '...'`.
-            if spec.contains(['"', ';', '\'']) {
-                return usage(format!(
-                    "--suite {spec}: a spec on a kernel command line cannot hold \" ; or '"
-                ));
-            }
-            WorkloadSpec::parse(spec).or_else(|e| usage(format!("--suite: {e}")))?;
-        }
-        words.push(format!("kbench.suite=\"{}\"", args.suite.join(";")));
-    }
+    let mut words = vec![format!("kbench.session={nonce}")];
+    words.extend(args.guest.kernel_words()?);
     for word in &args.kernel_arg {
         if word.is_empty() || word.contains(['\'', '\n']) {
             return usage(format!(

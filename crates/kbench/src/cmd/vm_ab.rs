@@ -27,15 +27,8 @@ pub struct VmAbArgs {
     /// Boots per kernel, in ABBA order (at most 1000).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub boots: u32,
-    /// Workload specs run in each boot [default: pipe on one CPU].
-    #[arg(long, value_name = "SPEC")]
-    pub suite: Vec<String>,
-    /// The quick suite of `kbench run` in each boot.
-    #[arg(long, conflicts_with = "suite")]
-    pub quick: bool,
-    /// Measured runs per workload and boot.
-    #[arg(long, default_value_t = 5)]
-    pub runs: u32,
+    #[command(flatten)]
+    pub guest: crate::guest::SuiteArgs,
     /// KVM, TCG, or KVM when this machine can run a guest with it.
     #[arg(long, default_value = "auto", value_parser = ["auto", "kvm", "tcg"])]
     pub accel: String,
@@ -156,9 +149,8 @@ struct BootRun {
 }
 
 pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
-    if args.boots == 0 || args.runs == 0 {
-        return usage("--boots and --runs must be at least 1");
-    }
+    // The suite's words are checked before anything boots.
+    args.guest.kernel_words()?;
     if [
         args.begin_timeout_s,
         args.boot_timeout_s,
@@ -204,7 +196,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
                 &initrd,
                 &format!("DRYRUN{boot}"),
                 &files,
-            );
+            )?;
             outln!("{}", shell_words(&cmd));
         }
         return Ok(0);
@@ -225,7 +217,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     for (boot, s) in order(args.boots) {
         let nonce = nonce(boot);
         let files = BootFiles::in_dir(work.path(), boot, pins.is_some());
-        let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &nonce, &files);
+        let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &nonce, &files)?;
         eprintln!(
             "kbench: boot {} of {} ({})",
             boot + 1,
@@ -431,22 +423,20 @@ fn console_arg(arch: Arch) -> &'static str {
     }
 }
 
-fn kernel_cmdline(args: &VmAbArgs, arch: Arch, nonce: &str) -> String {
+fn kernel_cmdline(args: &VmAbArgs, arch: Arch, nonce: &str) -> anyhow::Result<String> {
     let mut cmdline = format!(
-        "{} quiet panic=-1 kbench.session={nonce} kbench.runs={}",
-        console_arg(arch),
-        args.runs
+        "{} quiet panic=-1 kbench.session={nonce}",
+        console_arg(arch)
     );
-    if args.quick {
-        cmdline.push_str(" kbench.quick");
-    } else if !args.suite.is_empty() {
-        cmdline.push_str(&format!(" kbench.suite=\"{}\"", args.suite.join(";")));
+    for word in args.guest.kernel_words()? {
+        cmdline.push(' ');
+        cmdline.push_str(&word);
     }
     for word in &args.kernel_arg {
         cmdline.push(' ');
         cmdline.push_str(word);
     }
-    cmdline
+    Ok(cmdline)
 }
 
 /// The qemu binary and machine of an architecture, and its CPU: `cpu`, else under KVM
@@ -475,7 +465,7 @@ fn qemu_command(
     initrd: &Path,
     nonce: &str,
     files: &BootFiles,
-) -> Command {
+) -> anyhow::Result<Command> {
     let (default_qemu, machine) = machine_args(side.arch, accel, args.cpu.as_deref());
     let mut cmd = Command::new(args.qemu.as_deref().unwrap_or(default_qemu));
     cmd.args(["-accel", accel])
@@ -505,9 +495,9 @@ fn qemu_command(
         .arg("-initrd")
         .arg(initrd)
         .arg("-append")
-        .arg(kernel_cmdline(args, side.arch, nonce))
+        .arg(kernel_cmdline(args, side.arch, nonce)?)
         .args(&args.qemu_arg);
-    cmd
+    Ok(cmd)
 }
 
 fn shell_words(cmd: &Command) -> String {
