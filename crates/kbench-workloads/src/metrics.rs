@@ -113,9 +113,26 @@ pub fn per_op(rec: &RunRecord) -> Vec<MetricValue> {
 /// For latency workloads (wakeup, ipi): each series' p50 and p99 (the first series'
 /// p50 primary), then the IPIs per operation on the target CPU of the first region by
 /// kind, which say which path the wakes took.
+///
+/// A series traced from the kernel (a wake phase, the kernel-side total) declares its
+/// mean instead: its timestamps come in ticks (1 us in tracefs text), so a run's
+/// median sticks to a tick and two runs differ by a whole tick or not at all, which
+/// compare would read as a certain change; the mean of many durations, each cut off
+/// at a random point of the tick, is not bound to the tick.
 pub fn latency(rec: &RunRecord) -> Vec<MetricValue> {
     let mut metrics = Vec::new();
     for (i, series) in rec.series.iter().enumerate() {
+        if is_traced(rec, &series.name) {
+            if series.count > 0 {
+                metrics.push(MetricValue::secondary(
+                    format!("{}_mean_ns", series.name),
+                    series.mean,
+                    "ns",
+                    LOWER,
+                ));
+            }
+            continue;
+        }
         let p = &series.percentiles;
         for (name, v) in [("p50", p.p50), ("p99", p.p99)] {
             if let Some(v) = v {
@@ -149,6 +166,13 @@ pub fn latency(rec: &RunRecord) -> Vec<MetricValue> {
         }
     }
     metrics
+}
+
+/// Whether `series` is one of the run's traced wake phases or their total.
+fn is_traced(rec: &RunRecord, series: &str) -> bool {
+    rec.wake_phases
+        .as_ref()
+        .is_some_and(|w| w.total_series == series || w.phases.iter().any(|p| p.series == series))
 }
 
 #[cfg(test)]

@@ -279,12 +279,12 @@ fn compare_says_which_phase_moved() {
         row["verdict"].as_str().unwrap_or_default().to_string()
     };
     assert_eq!(
-        verdict_of("phase_ipi_sent_to_handler_entry_p50_ns"),
+        verdict_of("phase_ipi_sent_to_handler_entry_mean_ns"),
         "regression"
     );
     assert_ne!(
-        verdict_of("phase_handler_entry_to_handler_exit_p50_ns"),
+        verdict_of("phase_handler_entry_to_handler_exit_mean_ns"),
         "regression"
     );
-    assert_eq!(verdict_of("kernel_wake_latency_p50_ns"), "regression");
+    assert_eq!(verdict_of("kernel_wake_latency_mean_ns"), "regression");
 }
