@@ -465,6 +465,8 @@ fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareR
             let Some(runs_b) = series_b.get(name) else {
                 continue;
             };
+            let resolution = group::trace_resolution_ns(&a.runs, name)
+                .max(group::trace_resolution_ns(&b.runs, name));
             let positions = kbench_stats::pooled::positions;
             let (pa, pb) = (positions(runs_a), positions(runs_b));
             let design = kbench_stats::choose_design(&pa, &pb);
@@ -505,11 +507,35 @@ fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareR
                 };
                 row.diagnostics.insert(0, pooled.clone());
                 row.diagnostics.extend(raised);
+                if let Some(resolution_ns) = resolution {
+                    unclaim_within_resolution(&mut row, resolution_ns);
+                }
                 rows.push(row);
             }
         }
     }
     rows
+}
+
+/// A claim between pooled percentiles of a tick-bound series (a traced wake phase) that
+/// lie one tick apart or less is withdrawn (the per-run means still see such a change): a percentile that falls on a tie
+/// jumps a whole tick between samples of one distribution, and the interval, from
+/// resampling those ties, does not see it.
+fn unclaim_within_resolution(row: &mut CompareRow, resolution_ns: u64) {
+    let claimed = matches!(
+        row.verdict,
+        Verdict::Regression | Verdict::Improvement | Verdict::Changed
+    );
+    // One tick apart, give or take the histogram's bucket rounding (0.1%).
+    let within = match (row.median_a, row.median_b) {
+        (Some(a), Some(b)) => (b - a).abs() < 1.5 * resolution_ns as f64,
+        _ => false,
+    };
+    if claimed && within {
+        row.verdict = Verdict::Inconclusive;
+        row.diagnostics
+            .push(Diagnostic::WithinResolution { resolution_ns });
+    }
 }
 
 /// When the runs of the two sides used more than one set of CPU classes, one row per

@@ -226,6 +226,17 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
 pub type SeriesRuns = BTreeMap<RunKey, BTreeMap<String, Vec<RunHistogram>>>;
 
 /// The latency histograms of one label's measured runs.
+/// The timestamp resolution of `series` when the runs traced it (a wake phase or the
+/// kernel-side total) coarser than a nanosecond: the largest among the runs.
+pub fn trace_resolution_ns(runs: &[RunRow], series: &str) -> Option<u64> {
+    runs.iter()
+        .filter_map(|r| r.record()?.wake_phases.clone())
+        .filter(|w| w.total_series == series || w.phases.iter().any(|p| p.series == series))
+        .map(|w| w.timestamp_resolution_ns)
+        .filter(|ns| *ns > 1)
+        .max()
+}
+
 pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> SeriesRuns {
     let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
     let mut out = SeriesRuns::new();

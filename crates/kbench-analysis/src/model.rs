@@ -200,6 +200,10 @@ pub enum Diagnostic {
     Drift { side: SideName, pct_per_run: f64 },
     /// The distribution's shape changed, not only its location (KS).
     ShapeChanged,
+    /// The series' timestamps come in ticks of `resolution_ns` (a trace's), and the
+    /// pooled percentiles lie at most one tick apart: with ties at the ticks the
+    /// interval is no guide, so no change is claimed.
+    WithinResolution { resolution_ns: u64 },
     /// Runs that failed, excluded and not averaged in.
     FailedRuns { side: SideName, count: usize },
     /// The runs used different CPU classes: this row mixes them; rows per class follow.

@@ -248,6 +248,10 @@ pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
         Diagnostic::ShapeChanged => {
             "the distribution's shape changed, not only its location (KS)".into()
         }
+        Diagnostic::WithinResolution { resolution_ns } => format!(
+            "the pooled percentiles lie at most one tick of the trace's clock ({}) apart, where its ties decide: no change claimed",
+            crate::plausible::duration_text(*resolution_ns as f64)
+        ),
         Diagnostic::FailedRuns { side, count } => format!(
             "{}: {count} failed run(s) excluded and not averaged in",
             side_label(r, *side)
