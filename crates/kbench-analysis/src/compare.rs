@@ -903,7 +903,11 @@ fn reproduce(
         let line = s
             .source
             .as_ref()
-            .map(|src| format!("kbench import {} --label {}", src.file, s.label))
+            .map(|src| match src.format.as_str() {
+                // import-trace's own command line: its --pid and --comm chose the wakes.
+                "ftrace" | "trace-cmd" if !s.command_line.is_empty() => s.command_line.clone(),
+                _ => format!("kbench import {} --label {}", src.file, s.label),
+            })
             .unwrap_or_else(|| s.command_line.clone());
         if !lines.contains(&line) {
             lines.push(line);

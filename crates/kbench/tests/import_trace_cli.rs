@@ -430,4 +430,9 @@ fn one_tick_between_tied_percentiles_of_microsecond_traces_claims_nothing() {
         p90.to_string().contains("resolution"),
         "the row says why: {p90}"
     );
+    let reproduce = json["reproduce"].to_string();
+    assert!(
+        reproduce.contains("import-trace") && reproduce.contains("--comm wakee"),
+        "{reproduce}"
+    );
 }
