@@ -147,7 +147,7 @@ pub fn compute(
             &noise_components(&side.observations),
         ));
     }
-    for (run_key, series) in group::series_runs(&runs, &mine) {
+    for (run_key, series) in group::series_runs(&runs, &mine).0 {
         for (name, histograms) in series {
             for (q, _) in POOLED_QUANTILES {
                 let units = kbench_stats::pooled::session_estimates(&histograms, q, 200, seed);

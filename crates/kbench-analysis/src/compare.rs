@@ -452,7 +452,7 @@ fn failed_runs(row: &mut CompareRow, key: &RunKey, a: &Loaded, b: &Loaded) {
 /// verdicts from resampling runs (and units), never from counting every sample as a
 /// replicate.
 fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareRow> {
-    let (sa, sb) = (
+    let ((sa, ticks_a), (sb, ticks_b)) = (
         group::series_runs(&a.runs, &a.sessions),
         group::series_runs(&b.runs, &b.sessions),
     );
@@ -465,8 +465,8 @@ fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareR
             let Some(runs_b) = series_b.get(name) else {
                 continue;
             };
-            let resolution = group::trace_resolution_ns(&a.runs, name)
-                .max(group::trace_resolution_ns(&b.runs, name));
+            let tick = (run_key.clone(), name.clone());
+            let resolution = ticks_a.get(&tick).max(ticks_b.get(&tick)).copied();
             let positions = kbench_stats::pooled::positions;
             let (pa, pb) = (positions(runs_a), positions(runs_b));
             let design = kbench_stats::choose_design(&pa, &pb);

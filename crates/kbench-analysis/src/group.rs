@@ -225,21 +225,16 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
 /// Per run key and series name, each measured run's histogram with its coordinates.
 pub type SeriesRuns = BTreeMap<RunKey, BTreeMap<String, Vec<RunHistogram>>>;
 
-/// The latency histograms of one label's measured runs.
-/// The timestamp resolution of `series` when the runs traced it (a wake phase or the
-/// kernel-side total) coarser than a nanosecond: the largest among the runs.
-pub fn trace_resolution_ns(runs: &[RunRow], series: &str) -> Option<u64> {
-    runs.iter()
-        .filter_map(|r| r.record()?.wake_phases.clone())
-        .filter(|w| w.total_series == series || w.phases.iter().any(|p| p.series == series))
-        .map(|w| w.timestamp_resolution_ns)
-        .filter(|ns| *ns > 1)
-        .max()
-}
+/// Per run key and series name, the tick of the series' timestamps when a trace gave
+/// them coarser than a nanosecond (a wake phase, the kernel-side total): the largest
+/// among the runs.
+pub type SeriesResolutions = BTreeMap<(RunKey, String), u64>;
 
-pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> SeriesRuns {
+/// The latency histograms of one label's measured runs, and the traced series' ticks.
+pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, SeriesResolutions) {
     let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
     let mut out = SeriesRuns::new();
+    let mut resolutions = SeriesResolutions::new();
     let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
     for run in runs.iter().filter(|r| r.is_measured()) {
         let Some(record) = run.record().filter(|r| !r.series.is_empty()) else {
@@ -248,6 +243,20 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> SeriesRuns {
         let key = run_key(run);
         let order = next_position(&mut position, &key);
         let (boot, session) = (boot_of(run), replication_session(run, &by_id));
+        let traced = record
+            .wake_phases
+            .as_ref()
+            .filter(|w| w.timestamp_resolution_ns > 1);
+        for s in &record.series {
+            if let Some(w) = traced
+                .filter(|w| w.total_series == s.name || w.phases.iter().any(|p| p.series == s.name))
+            {
+                let tick = resolutions
+                    .entry((key.clone(), s.name.clone()))
+                    .or_default();
+                *tick = (*tick).max(w.timestamp_resolution_ns);
+            }
+        }
         let entry = out.entry(key).or_default();
         for s in &record.series {
             entry.entry(s.name.clone()).or_default().push(RunHistogram {
@@ -262,5 +271,5 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> SeriesRuns {
             });
         }
     }
-    out
+    (out, resolutions)
 }

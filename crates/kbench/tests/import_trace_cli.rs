@@ -233,6 +233,38 @@ fn synthetic_trace(wakes: u64, handler_delay_ns: u64, seed: u64) -> String {
     out
 }
 
+/// Imports `path` under `label`, following the wakes of the task named `wakee`.
+fn import_wakee_trace(db: &Path, path: &Path, label: &str) {
+    ok(kbench(
+        db,
+        &[
+            "import-trace",
+            path.to_str().unwrap(),
+            "--label",
+            label,
+            "--comm",
+            "wakee",
+        ],
+    ));
+}
+
+/// `compare a b --full` as JSON, without this machine's calibration.
+fn compare_json(db: &Path, a: &str, b: &str) -> serde_json::Value {
+    let out = ok(kbench(
+        db,
+        &[
+            "compare",
+            a,
+            b,
+            "--full",
+            "--format",
+            "json",
+            "--no-calibration",
+        ],
+    ));
+    serde_json::from_str(&out).unwrap()
+}
+
 #[test]
 fn compare_says_which_phase_moved() {
     let dir = tempfile::tempdir().unwrap();
@@ -241,32 +273,10 @@ fn compare_says_which_phase_moved() {
         for session in 0..3 {
             let path = dir.path().join(format!("{label}-{session}.report"));
             std::fs::write(&path, synthetic_trace(40, delay_ns, session)).unwrap();
-            ok(kbench(
-                &db,
-                &[
-                    "import-trace",
-                    path.to_str().unwrap(),
-                    "--label",
-                    label,
-                    "--comm",
-                    "wakee",
-                ],
-            ));
+            import_wakee_trace(&db, &path, label);
         }
     }
-    let json: serde_json::Value = serde_json::from_str(&ok(kbench(
-        &db,
-        &[
-            "compare",
-            "base",
-            "slow",
-            "--full",
-            "--format",
-            "json",
-            "--no-calibration",
-        ],
-    )))
-    .unwrap();
+    let json = compare_json(&db, "base", "slow");
     let text = json.to_string();
     let verdict_of = |metric: &str| -> String {
         let rows = json["rows"]
@@ -374,32 +384,10 @@ fn one_tick_between_tied_percentiles_of_microsecond_traces_claims_nothing() {
         for capture in 0..4 {
             let path = dir.path().join(format!("{label}-{capture}.trace"));
             std::fs::write(&path, microsecond_trace(slow, 100 + capture)).unwrap();
-            ok(kbench(
-                &db,
-                &[
-                    "import-trace",
-                    path.to_str().unwrap(),
-                    "--label",
-                    label,
-                    "--comm",
-                    "wakee",
-                ],
-            ));
+            import_wakee_trace(&db, &path, label);
         }
     }
-    let json: serde_json::Value = serde_json::from_str(&ok(kbench(
-        &db,
-        &[
-            "compare",
-            "a",
-            "b",
-            "--full",
-            "--format",
-            "json",
-            "--no-calibration",
-        ],
-    )))
-    .unwrap();
+    let json = compare_json(&db, "a", "b");
     let rows = json["rows"].as_array().expect("rows");
     let p90 = rows
         .iter()
