@@ -14,8 +14,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Names how many seconds a writer waits for another kbench to finish before giving
+/// up; 30 when unset.
+pub const BUSY_TIMEOUT_ENV: &str = "KBENCH_BUSY_TIMEOUT";
+
 /// How long a writer waits for another to finish before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+pub fn busy_timeout() -> Duration {
+    std::env::var(BUSY_TIMEOUT_ENV)
+        .ok()
+        .and_then(|secs| secs.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs < 1e6)
+        .map_or(Duration::from_secs(30), Duration::from_secs_f64)
+}
 
 /// Why the database could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -366,13 +376,47 @@ fn parse_json(text: Option<String>) -> Option<serde_json::Value> {
 impl Store {
     /// Opens (creating it and its directory if needed) and migrates the database.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if path.is_dir() {
+            return Err(StoreError::Unusable(format!(
+                "{}: a directory, not a kbench database",
+                path.display()
+            )));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
                 StoreError::Unusable(format!("cannot create {}: {e}", dir.display()))
             })?;
         }
-        let conn = Connection::open(path).map_err(|e| unusable(path, e))?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Store::open_with(path, rusqlite::OpenFlags::default())
+    }
+
+    /// Opens a database that must exist already, for the commands that only read: a
+    /// mistyped path is an error, never a new empty database or directory. An empty
+    /// file is refused too, as opening it would make it a database.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        let not_a_database = |what: &str| {
+            StoreError::Unusable(format!("{}: {what}, not a kbench database", path.display()))
+        };
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::Unusable(format!(
+                    "no kbench database at {} (kbench run --label NAME makes one)",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(StoreError::Unusable(format!("{}: {e}", path.display()))),
+            Ok(meta) if meta.is_dir() => return Err(not_a_database("a directory")),
+            Ok(meta) if meta.len() == 0 => return Err(not_a_database("an empty file")),
+            Ok(_) => {}
+        }
+        // Without SQLITE_OPEN_CREATE: a file removed since the check is not recreated.
+        let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+        Store::open_with(path, flags)
+    }
+
+    fn open_with(path: &Path, flags: rusqlite::OpenFlags) -> Result<Store, StoreError> {
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| unusable(path, e))?;
+        conn.busy_timeout(busy_timeout())?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
@@ -399,7 +443,7 @@ impl Store {
             | rusqlite::OpenFlags::SQLITE_OPEN_URI;
         let uri = format!("file:{}?immutable=1", uri_path(path));
         let conn = Connection::open_with_flags(uri, flags).map_err(|e| unusable(path, e))?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.busy_timeout(busy_timeout())?;
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| unusable(path, e))?;
@@ -424,7 +468,7 @@ impl Store {
         // Switching a new database to WAL needs it to itself, and SQLite answers
         // SQLITE_BUSY at once rather than through the busy handler when another
         // process opens it at the same moment: retry within the busy timeout.
-        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let deadline = std::time::Instant::now() + busy_timeout();
         loop {
             match self.enable_wal() {
                 Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
@@ -1023,7 +1067,13 @@ pub fn is_read_only(e: &rusqlite::Error) -> bool {
     )
 }
 
-fn is_busy(e: &rusqlite::Error) -> bool {
+/// Whether a write failed for want of space (SQLITE_FULL).
+pub fn is_disk_full(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+}
+
+/// Whether another connection held the lock past the busy timeout.
+pub fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)

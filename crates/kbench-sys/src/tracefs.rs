@@ -45,10 +45,29 @@ pub struct Tracefs {
 }
 
 impl Tracefs {
-    /// The mounted tracefs, or a private detached mount of it when none is mounted.
+    /// The mounted tracefs, or a private detached mount of it when none is mounted;
+    /// under a `$KBENCH_SYSROOT` other than /, its `sys/kernel/tracing` (see
+    /// [`Tracefs::open_in`]).
     pub fn open() -> Result<Tracefs, TracefsError> {
+        Tracefs::open_in(&crate::Sysroot::from_env())
+    }
+
+    /// tracefs as [`Tracefs::open`] finds it on the host; under another machine root,
+    /// the tree at its `sys/kernel/tracing`, never a mount: a root without one stands
+    /// for a kernel without tracefs.
+    pub fn open_in(sysroot: &crate::Sysroot) -> Result<Tracefs, TracefsError> {
         if !rustix::process::geteuid().is_root() {
             return Err(TracefsError::NotRoot);
+        }
+        if !sysroot.is_host() {
+            let path = sysroot.path("/sys/kernel/tracing");
+            let root = rustix::fs::open(
+                &path,
+                OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| TracefsError::Unavailable(format!("{}: {e}", path.display())))?;
+            return Ok(Tracefs { root });
         }
         let root = match mounted_tracefs() {
             Some(path) => rustix::fs::open(

@@ -37,13 +37,20 @@ impl RunCounters {
     /// by the tasks it creates from now on. Those the kernel refuses are kept with
     /// the reason, typed (not supported, not permitted).
     pub fn open() -> RunCounters {
+        let no_perf_events = no_perf_events();
         let slots = PerfCounter::ALL
             .iter()
             .map(|&counter| Slot {
                 counter,
-                state: builder(counter)
-                    .build()
-                    .map_err(|e| refusal(counter, &e, paranoid_setting())),
+                state: if let Some(reason) = &no_perf_events {
+                    Err(CounterOutcome::NotSupported {
+                        reason: reason.clone(),
+                    })
+                } else {
+                    builder(counter)
+                        .build()
+                        .map_err(|e| refusal(counter, &e, paranoid_setting()))
+                },
             })
             .collect();
         RunCounters { slots }
@@ -223,9 +230,25 @@ fn mode_word(counter: PerfCounter) -> &'static str {
     }
 }
 
+/// Every kernel built with perf events has it; a machine root without it (through
+/// `$KBENCH_SYSROOT`) stands for one without.
+const PARANOID_FILE: &str = "/proc/sys/kernel/perf_event_paranoid";
+
+/// Why no counter can be opened at all, when the kernel has no perf events: `--counters`
+/// is refused up front then, rather than recorded as counted.
+pub fn no_perf_events() -> Option<String> {
+    let root = kbench_sys::Sysroot::from_env();
+    (!root.exists(PARANOID_FILE)).then(|| {
+        format!(
+            "a kernel without perf events (no {})",
+            root.path(PARANOID_FILE).display()
+        )
+    })
+}
+
 /// `/proc/sys/kernel/perf_event_paranoid`, for the reason of a refusal.
 fn paranoid_setting() -> Option<i64> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+    std::fs::read_to_string(PARANOID_FILE)
         .ok()?
         .trim()
         .parse()

@@ -2,6 +2,8 @@
 //!
 //! A workload knows nothing about storage or statistics: it takes its parsed
 //! options and kbench's [`Instruments`], runs once, and returns a [`RunRecord`].
+// eprint! panics when stderr's reader has gone, in a forked worker too: errln! instead.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod cgroup;
 pub mod clock;
 pub mod counters;
@@ -27,6 +29,21 @@ pub mod wakeup;
 pub mod workers;
 
 pub use record::{RunRecord, RusageDelta, TaskCpus};
+
+/// Writes `text` to stderr, losing it when stderr is closed or its reader went away:
+/// `eprint!` panics then, and a message is never worth a run (or a forked worker).
+pub fn write_stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// `eprintln!` that never panics (see [`write_stderr`]).
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::write_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 use perfopt::{OptSpec, Parsed};
 

@@ -359,7 +359,7 @@ fn exit_code(result: Result<(), String>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(message) => {
-            eprintln!("kbench: {message}");
+            crate::errln!("kbench: {message}");
             1
         }
     }

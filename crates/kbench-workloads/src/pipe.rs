@@ -84,7 +84,7 @@ pub static WORKLOAD: Workload = Workload {
     comm: "sched-pipe",
     in_perf_all: true,
     check: check_options,
-    validate: crate::no_validate,
+    validate: at_least_one_loop,
     takes_counters: true,
     run: run_parsed,
 };
@@ -170,6 +170,18 @@ impl Params {
         } else {
             SYSCALLS_PER_LOOP
         }
+    }
+}
+
+/// perf takes `-l 0` or a count past i32 (read as -1) and prints a negative time per
+/// op; a run stored with one would poison every comparison.
+fn at_least_one_loop(parsed: &Parsed) -> Result<(), String> {
+    match parsed.int("loop") {
+        Some(loops) if loops < 1 => Err(format!(
+            "-l {loops}: kbench runs at least one loop (a count past {} reads as -1)",
+            i32::MAX
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -380,7 +392,7 @@ fn run_processes(
         match work(loops, config.side(0, one_read.as_fd(), two_write.as_fd())) {
             Ok(()) => 0,
             Err(message) => {
-                eprintln!("kbench: sched pipe worker 0: {message}");
+                crate::errln!("kbench: sched pipe worker 0: {message}");
                 1
             }
         }

@@ -205,13 +205,13 @@ fn supervise(
     let (slot, peer) = (stats.task(SUPERVISOR), stats.task(TARGET));
     if let Some([cpu, _]) = cpus {
         if let Err(e) = crate::cpus::pin_current_thread(cpu) {
-            eprintln!("kbench: seccomp-notify: {e}");
+            crate::errln!("kbench: seccomp-notify: {e}");
             return 1;
         }
     }
     // The supervisor forks the target, so it keeps its own worker registry.
     if let Err(e) = workers::prepare(1) {
-        eprintln!("kbench: seccomp-notify: {e}");
+        crate::errln!("kbench: seccomp-notify: {e}");
         return 1;
     }
     counters.start();
@@ -219,7 +219,7 @@ fn supervise(
     let listener = match install_filter() {
         Ok(fd) => fd,
         Err(e) => {
-            eprintln!(
+            crate::errln!(
                 "kbench: seccomp-notify: can't create a notification descriptor \
                  (needs SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux >= 5.0, and seccomp allowed): {e}"
             );
@@ -227,20 +227,20 @@ fn supervise(
         }
     };
     if let Err(e) = unblock_when_target_exits(listener) {
-        eprintln!("kbench: seccomp-notify: {e}");
+        crate::errln!("kbench: seccomp-notify: {e}");
         return 1;
     }
     let target_cpu = cpus.map(|[_, target]| target);
     let target = match workers::fork_worker(|| be_target(stats, target_cpu)) {
         Ok(pid) => pid,
         Err(e) => {
-            eprintln!("kbench: seccomp-notify: fork: {e}");
+            crate::errln!("kbench: seccomp-notify: fork: {e}");
             return 1;
         }
     };
     if p.sync_mode {
         if let Err(e) = set_sync_wake_up(listener) {
-            eprintln!(
+            crate::errln!(
                 "kbench: seccomp-notify --sync-mode: the kernel lacks \
                  SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux >= 6.6): {e}"
             );
@@ -251,7 +251,7 @@ fn supervise(
     slot.note_cpu_beside(&peer);
     for i in 0..p.loops {
         if let Err(message) = answer_one(listener) {
-            eprintln!("kbench: seccomp-notify: {message}");
+            crate::errln!("kbench: seccomp-notify: {message}");
             workers::kill_and_reap_all();
             return 1;
         }
@@ -266,7 +266,7 @@ fn supervise(
     let elapsed = stopwatch.stop();
     counters.stop();
     if !matches!(exit, Ok(Exit::Signal(libc::SIGKILL))) {
-        eprintln!("kbench: seccomp-notify: unexpected exit of the target: {exit:?}");
+        crate::errln!("kbench: seccomp-notify: unexpected exit of the target: {exit:?}");
         return 1;
     }
     stats

@@ -187,7 +187,7 @@ fn restore_signal_mask(old: &libc::sigset_t) {
 /// run whose threads are blocked on each other (a scope would wait for them forever).
 /// Threads die with the process, as in perf's thread mode.
 pub fn exit_now(code: i32, message: &str) -> ! {
-    eprintln!("kbench: {message}");
+    crate::errln!("kbench: {message}");
     flush_stdio();
     // SAFETY: _exit ends every thread of the process; nothing is left half-written
     // that a failed run could have kept.

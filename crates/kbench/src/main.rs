@@ -1,4 +1,9 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
+// print! and eprint! panic when their reader has gone (`kbench show | head -1`): all
+// output goes through out!, outln! and errln!, which end quietly instead.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#[macro_use]
+extern crate kbench_workloads;
 #[macro_use]
 mod output;
 mod cmd;
@@ -76,18 +81,86 @@ enum Command {
     Manpage(cmd::manpage::ManpageArgs),
 }
 
+/// Puts /dev/null where stdin, stdout or stderr is closed (`kbench list >&-`): the
+/// next file kbench opened would otherwise get that descriptor, and its output or
+/// messages would be written into it. Opening /dev/null gives the lowest free
+/// descriptor, so each open fills one closed slot, until one lands above 2.
+fn fill_closed_standard_fds() {
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    while let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        if null.as_raw_fd() > 2 {
+            return;
+        }
+        // A standard descriptor is inherited by the commands kbench runs.
+        let _ = rustix::io::fcntl_setfd(&null, rustix::io::FdFlags::empty());
+        let _ = null.into_raw_fd();
+    }
+}
+
+/// `--runs -1` is a bad value of --runs, and says so, rather than an unknown option
+/// `-1`.
+fn negative_numbers_are_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_action().takes_values() {
+            arg.allow_negative_numbers(true)
+        } else {
+            arg
+        }
+    })
+    .mut_subcommands(negative_numbers_are_values)
+}
+
+/// clap's message on one line, without its usage block: the first line with the
+/// indented ones that continue it (the names of missing arguments).
+fn clap_message(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or("bad arguments");
+    let continued: Vec<&str> = lines
+        .take_while(|l| l.starts_with("  ") && !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let message = first.trim_start_matches("error: ");
+    if continued.is_empty() {
+        message.to_string()
+    } else {
+        format!("{message} {}", continued.join(", "))
+    }
+}
+
+/// An error as the one line it must be: a control character it carries from the
+/// input (a label with a newline or an escape sequence) is shown escaped, never sent
+/// to the terminal.
+fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn main() -> ExitCode {
     // As the initramfs /init of a booted kernel: run what its command line says.
     if rustix::process::getpid().is_init() {
         guest::run_as_init();
     }
-    let cli = match Cli::try_parse() {
+    fill_closed_standard_fds();
+    let parsed = negative_numbers_are_values(Cli::command())
+        .try_get_matches()
+        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            // One line: clap's first, without its usage block.
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("bad arguments");
-            eprintln!("kbench: {}", first.trim_start_matches("error: "));
+            errln!("kbench: {}", one_line(&clap_message(&e)));
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -125,7 +198,7 @@ fn main() -> ExitCode {
             } else {
                 1
             };
-            eprintln!("kbench: {e:#}");
+            errln!("kbench: {}", one_line(&format!("{e:#}")));
             ExitCode::from(code)
         }
     }

@@ -17,8 +17,14 @@ impl DbArgs {
         self.db.clone().unwrap_or_else(kbench_store::default_path)
     }
 
+    /// The database to write to, made (with its directory) when there is none.
     pub fn open(&self) -> anyhow::Result<Store> {
         open_store(&self.path())
+    }
+
+    /// The database to read: it must exist; a command that only reads makes nothing.
+    pub fn open_existing(&self) -> anyhow::Result<Store> {
+        Store::open_existing(&self.path()).map_err(store_error)
     }
 }
 
@@ -33,6 +39,15 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
         StoreError::Sqlite(e) if kbench_store::store::is_read_only(&e) => {
             UsageError(format!("the database is read-only: {e}")).into()
         }
+        StoreError::Sqlite(e) if kbench_store::store::is_disk_full(&e) => {
+            UsageError(format!("the disk holding the database is full: {e}")).into()
+        }
+        StoreError::Sqlite(e) if kbench_store::store::is_busy(&e) => UsageError(format!(
+            "the database stayed locked by another process for {} s (${}): {e}",
+            kbench_store::store::busy_timeout().as_secs_f64(),
+            kbench_store::store::BUSY_TIMEOUT_ENV
+        ))
+        .into(),
         other => anyhow::Error::new(other),
     }
 }

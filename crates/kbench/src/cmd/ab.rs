@@ -6,6 +6,7 @@
 use crate::error::usage;
 use crate::runner::child::{
     run_command, run_workload, stored_command_failure, stored_command_run, stored_workload_run,
+    timed_out_message,
 };
 use crate::runner::figures::{FigureArgs, FigureReader};
 use crate::runner::hooks::{run_hook, HookArgs, HookFailure, HookKind};
@@ -40,7 +41,8 @@ pub struct AbArgs {
     /// Every row of the verdict with every diagnostic, not one screen.
     #[arg(long)]
     pub full: bool,
-    /// Stop a workload run (and record it as failed) after this many seconds.
+    /// Stop a run (a workload's, or a command's with everything it started) and record
+    /// it as failed after this many seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     pub run_timeout: f64,
     /// Pin every run: a cpulist or `class:NAME`.
@@ -104,7 +106,7 @@ impl Side {
                 let cpulist = cpus.map(kbench_sys::format_cpulist);
                 let result = run_workload(spec, cpulist.as_deref(), timeout);
                 if let Err(message) = &result {
-                    eprintln!("kbench: {message}");
+                    errln!("kbench: {message}");
                 }
                 let mut stored =
                     stored_workload_run(spec, &result, index, warmup, cpulist.as_deref());
@@ -115,7 +117,10 @@ impl Side {
             }
             Side::Shell(command) => {
                 let argv = shell_argv(command);
-                let run = run_command(&argv, false, cpus).or_else(usage)?;
+                let run = run_command(&argv, false, cpus, timeout).or_else(usage)?;
+                if let Some(after) = run.timed_out_after {
+                    errln!("kbench: {}", timed_out_message(command, after));
+                }
                 let values = reader.values(&run)?;
                 Ok(stored_command_run(&argv, &run, index, warmup, None, values))
             }
@@ -304,9 +309,10 @@ impl Interleaving<'_> {
             HookKind::Cleanup => "",
             HookKind::Setup | HookKind::Prepare => "; the A/B stopped, its stored runs are kept",
         };
-        eprintln!(
+        errln!(
             "kbench: side {name} ({}): {}{stopped}",
-            self.labels[side], failure.message
+            self.labels[side],
+            failure.message
         );
         let run = self.sides[side].hook_failure_run(&failure, self.index[side]);
         self.store_run(side, run)?;

@@ -95,6 +95,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
 /// `--counters` for a workload that cannot count them is a usage error, not ignored:
 /// the run would be recorded as if counted.
 fn check_counters(workload: &Workload, instruments: Instruments) -> anyhow::Result<()> {
+    if let Some(reason) = instruments
+        .counters
+        .then(kbench_workloads::counters::no_perf_events)
+        .flatten()
+    {
+        return Err(UsageError(format!("--counters: {reason}")).into());
+    }
     if instruments.counters && !workload.takes_counters {
         let takers: Vec<&str> = kbench_workloads::REGISTRY
             .iter()
@@ -284,7 +291,7 @@ fn output_format(parsed: &Parsed) -> anyhow::Result<Box<dyn RunFormat>> {
 /// Prints what perf would print instead of running, and returns its exit code.
 fn emit(exit: &ParseExit) -> i32 {
     print_out(&exit.stdout);
-    eprint!("{}", exit.stderr);
+    kbench_workloads::write_stderr(&exit.stderr);
     exit.code
 }
 
@@ -365,7 +372,7 @@ fn run_all(collection: &str, format: &dyn RunFormat, instruments: Instruments) -
         match (workload.run)(&Parsed::default(), instruments) {
             Ok(record) => print_out(&format.render(&record)),
             Err(e) => {
-                eprintln!("kbench: {}: {e}", workload.key());
+                errln!("kbench: {}: {e}", workload.key());
                 failed = true;
             }
         }

@@ -82,7 +82,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
             .map_err(session::store_error)?;
         let runs: usize = outcomes.iter().map(|o| o.values.len()).sum();
         any_failed |= outcomes.iter().any(|o| !o.failures.is_empty());
-        eprintln!(
+        errln!(
             "kbench calibrate: session {}/{}: {runs} runs in {:.1} s",
             i + 1,
             args.sessions,
@@ -110,7 +110,7 @@ fn this_machines(store: &kbench_store::Store) -> anyhow::Result<Option<Calibrati
 }
 
 fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
-    let store = args.db.open()?;
+    let store = args.db.open_existing()?;
     let Some(cal) = this_machines(&store)? else {
         return usage(format!(
             "no calibration of this machine in {}: run kbench calibrate",

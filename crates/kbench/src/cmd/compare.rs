@@ -74,7 +74,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
             return usage(format!("'{label}' is named twice"));
         }
     }
-    let store = args.db.open()?;
+    let store = args.db.open_existing()?;
     let reports = args
         .new
         .iter()

@@ -3,7 +3,9 @@
 //! as metrics of each run. A run that exits non-zero is recorded and reported, never
 //! averaged in; a hook that fails is recorded and stops the runs.
 use crate::error::usage;
-use crate::runner::child::{run_command, shell_join, stored_command_failure, stored_command_run};
+use crate::runner::child::{
+    run_command, shell_join, stored_command_failure, stored_command_run, timed_out_message,
+};
 use crate::runner::figures::{FigureArgs, FigureReader};
 use crate::runner::hooks::{run_hook, HookArgs, HookFailure, HookKind};
 use crate::session::{self, DbArgs};
@@ -26,6 +28,10 @@ pub struct ExecArgs {
     /// Pin the command: a cpulist or `class:NAME`.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Kill a run, with every process it started, and record it as failed after this
+    /// many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 86400.0)]
+    pub run_timeout: f64,
     #[command(flatten)]
     pub figures: FigureArgs,
     #[command(flatten)]
@@ -68,6 +74,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
         Some(spec) => Some(crate::cmd::run::resolve_cpus(spec)?),
         None => None,
     };
+    let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
+    check_runnable(&args.command[0])?;
     let mut store = args.db.open()?;
     let session_id =
         session::begin_session(&mut store, &session::new_session(&args.label, "exec", None))?;
@@ -81,7 +89,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     let result = match run_hook(HookKind::Setup, args.hooks.setup.as_deref(), show) {
         Err(failure) => record_hook_failure(&mut target, &args, &failure, &mut outcome),
         Ok(()) => {
-            let runs = run_all(&mut target, &args, cpus.as_deref(), &mut outcome);
+            let runs = run_all(&mut target, &args, cpus.as_deref(), timeout, &mut outcome);
             // Like a `finally`: the cleanup undoes the setup whatever the runs did.
             let cleanup = match run_hook(HookKind::Cleanup, args.hooks.cleanup.as_deref(), show) {
                 Err(failure) => record_hook_failure(&mut target, &args, &failure, &mut outcome),
@@ -99,11 +107,33 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     Ok(i32::from(failed))
 }
 
+/// A command that cannot start is refused before a session is stored for it: a path
+/// must be an executable file, a bare name one found in $PATH.
+fn check_runnable(program: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &std::path::Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.contains('/') {
+        executable(std::path::Path::new(program))
+    } else {
+        std::env::var_os("PATH").is_some_and(|paths| {
+            std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
+        })
+    };
+    if found {
+        Ok(())
+    } else {
+        usage(format!("cannot run '{program}': no such executable"))
+    }
+}
+
 /// The warm-ups and measured runs, each after its prepare hook; a failed hook stops them.
 fn run_all(
     target: &mut Target,
     args: &ExecArgs,
     cpus: Option<&[u32]>,
+    timeout: std::time::Duration,
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
     let mut reader = FigureReader::new(&args.figures, &shell_join(&args.command));
@@ -113,7 +143,13 @@ fn run_all(
         if let Err(failure) = run_hook(HookKind::Prepare, prepare, args.show_output) {
             return record_hook_failure(target, args, &failure, outcome);
         }
-        let run = run_command(&args.command, args.show_output, cpus).or_else(usage)?;
+        let run = run_command(&args.command, args.show_output, cpus, timeout).or_else(usage)?;
+        if let Some(after) = run.timed_out_after {
+            errln!(
+                "kbench: {}",
+                timed_out_message(&shell_join(&args.command), after)
+            );
+        }
         let values = reader.values(&run)?;
         let stored = stored_command_run(
             &args.command,
@@ -150,7 +186,7 @@ fn record_hook_failure(
     failure: &HookFailure,
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
-    eprintln!("kbench: {}", failure.message);
+    errln!("kbench: {}", failure.message);
     let stored = stored_command_failure(
         &args.command,
         failure,

@@ -12,7 +12,7 @@ pub struct ExportArgs {
 }
 
 pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
-    let store = args.db.open()?;
+    let store = args.db.open_existing()?;
     if !store
         .has_label(&args.label)
         .map_err(crate::session::store_error)?

@@ -26,7 +26,8 @@ pub(crate) fn read_input(file: &str) -> anyhow::Result<String> {
     } else {
         std::fs::read(file).or_else(|e| usage(format!("{file}: {e}")))?
     };
-    String::from_utf8(bytes).or_else(|_| usage(format!("{file}: not a text file")))
+    let name = if file == "-" { "standard input" } else { file };
+    String::from_utf8(bytes).or_else(|_| usage(format!("{name}: not a text file (UTF-8)")))
 }
 
 /// FNV-1a, 64 bits: a content fingerprint, not a security measure.

@@ -142,7 +142,7 @@ fn import_boots(
     }
     warn_of_deaths_between_boots(split.head);
     for nonce in &split.replayed {
-        eprintln!(
+        errln!(
             "kbench import-console: lines of boot {nonce} appear again after another boot's (a serial line replaying old output); they were not read again"
         );
     }
@@ -159,7 +159,7 @@ fn import_boots(
 /// one dying after its results were complete. No boot is blamed; it is said.
 fn warn_of_deaths_between_boots(text: &str) {
     if let Some(panic) = kbench_console::parse(text, "").panics.first() {
-        eprintln!(
+        errln!(
             "kbench import-console: a kernel died between boots (one that never reported?): {panic}"
         );
     }

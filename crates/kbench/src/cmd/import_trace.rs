@@ -77,7 +77,7 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
         .map_err(session::store_error)?;
     for rec in &records {
         if let Some(phases) = &rec.wake_phases {
-            print!(
+            out!(
                 "{}",
                 kbench_report::bench::latency_text::phase_table(rec, phases)
             );

@@ -38,8 +38,7 @@ pub fn run(args: InitramfsArgs) -> anyhow::Result<i32> {
         .map(|spec| parse_add_spec(spec))
         .collect::<Result<Vec<_>, _>>()?;
     let (init_path, init) = init_binary(args.init.as_deref())?;
-    warn_if_dynamic(&init_path, &init);
-    let mut image = Initramfs::with_init(init);
+    let mut image = Initramfs::with_init(init.clone());
     for (src, dest) in additions {
         let (data, mode) = read_with_mode(&src)?;
         image
@@ -50,9 +49,24 @@ pub fn run(args: InitramfsArgs) -> anyhow::Result<i32> {
         Compression::Gzip => image.to_gzip(),
         Compression::None => image.to_cpio(),
     };
-    std::fs::write(&args.output, bytes)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
+    write_whole(&args.output, &bytes)?;
+    warn_if_dynamic(&init_path, &init);
     Ok(0)
+}
+
+/// Writes `path` through a temporary file beside it, renamed over it once complete: a
+/// killed kbench or a full disk leaves the old file or none, never half an image.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, path));
+    written.or_else(|e| {
+        let _ = std::fs::remove_file(&partial);
+        usage(format!("cannot write {}: {e}", path.display()))
+    })
 }
 
 /// `SRC:DEST`, split at the first colon; both halves must be non-empty.
@@ -93,7 +107,7 @@ fn read_with_mode(path: &Path) -> anyhow::Result<(Vec<u8>, u32)> {
 /// and panics with "No working init found". Say so now rather than at boot.
 fn warn_if_dynamic(path: &Path, init: &[u8]) {
     if needs_interpreter(init) == Some(true) {
-        eprintln!(
+        errln!(
             "kbench: warning: {} is dynamically linked and will not run as /init; build a static one with scripts/build-static.sh",
             path.display()
         );

@@ -141,19 +141,17 @@ pub fn run(args: LavaJobArgs) -> anyhow::Result<i32> {
     let job = job_definition(&args, &nonce)?;
     let yaml = to_yaml(&job)?;
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, &yaml).or_else(|e| usage(format!("{}: {e}", path.display())))?
-        }
+        Some(path) => crate::cmd::initramfs::write_whole(path, yaml.as_bytes())?,
         None => crate::output::write_stdout(yaml.as_bytes())?,
     }
     let order: Vec<&str> = abba(args.boots).iter().map(|s| s.letter()).collect();
-    eprintln!(
+    errln!(
         "kbench lava-job: {} boots on {} in the order {}, session nonce {nonce}",
         order.len(),
         args.device_type,
         order.join(" ")
     );
-    eprintln!(
+    errln!(
         "kbench lava-job: after the job, import its log: {}",
         import_command(&args)
     );

@@ -8,7 +8,7 @@ pub struct ListArgs {
 }
 
 pub fn run(args: ListArgs) -> anyhow::Result<i32> {
-    let store = args.db.open()?;
+    let store = args.db.open_existing()?;
     let labels = store.labels().map_err(crate::session::store_error)?;
     if labels.is_empty() {
         outln!(

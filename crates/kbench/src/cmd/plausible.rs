@@ -29,7 +29,7 @@ pub struct PlausibleArgs {
 pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
     let savings = parse_savings(&args.saving)?;
     let options = args.verdict.options()?;
-    let store = args.db.open()?;
+    let store = args.db.open_existing()?;
     let observed = match &args.base {
         Some(base) => Some(
             kbench_analysis::compare_labels(&store, base, &args.label, options)

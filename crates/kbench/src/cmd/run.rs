@@ -112,6 +112,13 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         .map(|t| WorkloadSpec::parse(t).map(|s| s.with_counters(args.counters)))
         .collect::<Result<Vec<_>, _>>()
         .or_else(usage)?;
+    if let Some(reason) = args
+        .counters
+        .then(kbench_workloads::counters::no_perf_events)
+        .flatten()
+    {
+        return usage(format!("--counters: {reason}"));
+    }
     let stopping = stopping(args)?;
     let cpus = match &args.cpus {
         Some(spec) => Some(kbench_sys::format_cpulist(&resolve_cpus(spec)?)),

@@ -14,7 +14,7 @@ pub struct ShowArgs {
 type GroupKey = (String, String, String, String);
 
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
-    let store = args.db.open()?;
+    let store = args.db.open_existing()?;
     let map = crate::session::store_error;
     if !store.has_label(&args.label).map_err(map)? {
         return crate::error::usage(format!("no runs labelled '{}'", args.label));

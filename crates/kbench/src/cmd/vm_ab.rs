@@ -185,7 +185,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if args.dry_run {
         let accel = accel_without_probe(&args.accel, sides[0].arch);
         if args.accel == "auto" && accel == "kvm" {
-            eprintln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
+            errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
         }
         for (boot, s) in order(args.boots) {
             let files = BootFiles::in_dir(Path::new("."), boot, pins.is_some());
@@ -202,10 +202,10 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let choice = choose_accel(&args, &sides[0], work.path())?;
-    eprintln!("kbench: {}", choice.reason);
+    errln!("kbench: {}", choice.reason);
     let accel = choice.accel.clone();
     if accel == "tcg" {
-        eprintln!("kbench: {TCG_NOTICE}");
+        errln!("kbench: {TCG_NOTICE}");
     }
     let deadlines = Deadlines {
         begin: Duration::from_secs(args.begin_timeout_s),
@@ -218,7 +218,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         let nonce = nonce(boot);
         let files = BootFiles::in_dir(work.path(), boot, pins.is_some());
         let cmd = qemu_command(&args, &accel, &sides[s], &initrd, &nonce, &files)?;
-        eprintln!(
+        errln!(
             "kbench: boot {} of {} ({})",
             boot + 1,
             2 * args.boots,
@@ -228,9 +228,9 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         let run = boot_once(cmd, &files, &nonce, deadlines, pins.as_deref())?;
         let qemu_wall_s = qemu_started.elapsed().as_secs_f64();
         for note in &run.notes {
-            eprintln!("kbench: boot {}: {note}", boot + 1);
+            errln!("kbench: boot {}: {note}", boot + 1);
         }
-        eprintln!(
+        errln!(
             "kbench: boot {}: qemu ran {qemu_wall_s:.1} s, start to exit",
             boot + 1
         );
@@ -581,17 +581,7 @@ fn boot_once(
 
 /// Starts qemu so that the kernel kills it when kbench dies, however kbench dies.
 fn spawn_dying_with_kbench(cmd: &mut Command) -> anyhow::Result<std::process::Child> {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: runs in the forked child before exec and calls only prctl, which is
-    // async-signal-safe; it allocates nothing and touches no lock.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::runner::child::die_with_kbench(cmd);
     cmd.spawn().or_else(|e| {
         usage(format!(
             "cannot start {} ({e}): install qemu (qemu-system-x86, qemu-system-arm) or pass --qemu",
@@ -705,7 +695,7 @@ pub fn store_boot(
     let runs = match &failure {
         None => report.runs,
         Some(reason) => {
-            eprintln!("kbench: boot of {} failed: {reason}", target.label);
+            errln!("kbench: boot of {} failed: {reason}", target.label);
             vec![StoredRun {
                 workload: "boot".into(),
                 error: Some(reason.clone()),

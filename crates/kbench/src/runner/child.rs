@@ -18,7 +18,9 @@ pub fn run_workload(
     cpus: Option<&str>,
     timeout: Duration,
 ) -> Result<RunRecord, String> {
-    let mut child = bench_command(spec, cpus)?
+    let mut cmd = bench_command(spec, cpus)?;
+    die_with_kbench(&mut cmd);
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -34,11 +36,7 @@ pub fn run_workload(
         stderr.join().unwrap_or_default(),
     );
     let Some(status) = status else {
-        return Err(format!(
-            "{} timed out after {} s and was stopped",
-            spec.display(),
-            timeout.as_secs()
-        ));
+        return Err(timed_out_message(&spec.display(), timeout));
     };
     if !status.success() {
         let stderr = String::from_utf8_lossy(&stderr);
@@ -47,6 +45,14 @@ pub fn run_workload(
     }
     serde_json::from_slice(&stdout)
         .map_err(|e| format!("{}: unreadable run record: {e}", spec.display()))
+}
+
+/// Why a run that was stopped at its deadline has no figures.
+pub fn timed_out_message(what: &str, timeout: Duration) -> String {
+    format!(
+        "{what} timed out after {} s and was stopped",
+        timeout.as_secs_f64()
+    )
 }
 
 /// The stored form of one workload run: its record's values, or, when it failed, a
@@ -159,14 +165,18 @@ pub struct CommandRun {
     pub end_unix_ns: u64,
     /// What it printed, kept to read its figures from.
     pub output: CapturedOutput,
+    /// Set when it ran past its timeout and was killed, with everything it started.
+    pub timed_out_after: Option<Duration>,
 }
 
 /// Runs `argv` (no shell) once, keeping what it prints; its output also goes to ours
-/// when `show_output`.
+/// when `show_output`. A command still running after `timeout` is killed with every
+/// process it started (see [`Watchdog`]).
 pub fn run_command(
     argv: &[String],
     show_output: bool,
     cpus: Option<&[u32]>,
+    timeout: Duration,
 ) -> Result<CommandRun, String> {
     let (program, args) = argv
         .split_first()
@@ -176,13 +186,16 @@ pub fn run_command(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    die_with_kbench(&mut cmd);
     let start_unix_ns = unix_now_ns();
     let started = Instant::now();
     let mut child =
         pin_and_spawn(&mut cmd, cpus).map_err(|e| format!("cannot run '{program}': {e}"))?;
+    let watchdog = Watchdog::start(child.id(), timeout);
     let capture = Capture::start(&mut child, show_output);
     let waited = wait4(child.id() as libc::pid_t);
     let wall_ns = started.elapsed().as_nanos() as u64;
+    let timed_out_after = watchdog.finish().then_some(timeout);
     let output = capture.finish();
     let (status, usage) = waited.map_err(|e| format!("waiting for '{program}': {e}"))?;
     // The child was reaped by wait4; dropping the handle does not wait again.
@@ -199,7 +212,124 @@ pub fn run_command(
         start_unix_ns,
         end_unix_ns: unix_now_ns(),
         output,
+        timed_out_after,
     })
+}
+
+/// Makes the kernel SIGKILL a child when kbench dies, however kbench dies: a killed
+/// coordinator leaves no workload or command running on.
+pub fn die_with_kbench(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: runs in the forked child before exec and calls only prctl, which is
+    // async-signal-safe; it allocates nothing and touches no lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Kills a command and everything it started once its time is up, from a thread of
+/// its own, so that the waiting thread can block in wait4 and time the command to the
+/// microsecond. The command is named by a pidfd, which a reused pid cannot fool.
+struct Watchdog {
+    done: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<bool>,
+}
+
+impl Watchdog {
+    fn start(pid: u32, timeout: Duration) -> Watchdog {
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let pidfd = rustix::process::Pid::from_raw(pid as i32).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
+        let thread = std::thread::spawn(move || match finished.recv_timeout(timeout) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                kill_tree(pid, pidfd.as_ref());
+                true
+            }
+            _ => false,
+        });
+        Watchdog { done, thread }
+    }
+
+    /// Whether the command had to be killed.
+    fn finish(self) -> bool {
+        let _ = self.done.send(());
+        self.thread.join().unwrap_or(false)
+    }
+}
+
+/// SIGKILLs `root` and its descendants. They are stopped first, until no new one
+/// appears, so that none can fork a process that escapes the kill.
+fn kill_tree(root: u32, root_fd: Option<&rustix::fd::OwnedFd>) {
+    use rustix::process::{kill_process, pidfd_send_signal, Pid, Signal};
+    let signal_root = |signal| match root_fd {
+        Some(fd) => pidfd_send_signal(fd, signal).is_ok(),
+        None => Pid::from_raw(root as i32).is_some_and(|p| kill_process(p, signal).is_ok()),
+    };
+    if !signal_root(Signal::STOP) {
+        return;
+    }
+    let mut stopped: Vec<u32> = Vec::new();
+    for _ in 0..100 {
+        let fresh: Vec<u32> = descendants(root)
+            .into_iter()
+            .filter(|pid| !stopped.contains(pid))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for &pid in &fresh {
+            if let Some(pid) = Pid::from_raw(pid as i32) {
+                let _ = kill_process(pid, Signal::STOP);
+            }
+        }
+        stopped.extend(fresh);
+    }
+    signal_root(Signal::KILL);
+    for pid in stopped {
+        if let Some(pid) = Pid::from_raw(pid as i32) {
+            let _ = kill_process(pid, Signal::KILL);
+        }
+    }
+}
+
+/// Every live process below `root`, from the parent pids in /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            Some((pid, parent_pid(&stat)?))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(pid, ppid)| *ppid == parent && !found.contains(pid))
+                .map(|(pid, _)| *pid)
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The fourth field of /proc/PID/stat; the name before it may hold spaces and ')'.
+fn parent_pid(stat: &str) -> Option<u32> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Spawns with the affinity applied to ourselves around the spawn: the child inherits
@@ -256,6 +386,9 @@ pub fn stored_command_run(
 ) -> StoredRun {
     StoredRun {
         exit_status: Some(run.exit_status),
+        error: run
+            .timed_out_after
+            .map(|after| timed_out_message(&shell_join(argv), after)),
         start_unix_ns: Some(run.start_unix_ns),
         end_unix_ns: Some(run.end_unix_ns),
         rusage: RawJson::from_value(&serde_json::json!({

@@ -113,7 +113,7 @@ impl FigureReader {
 
     fn say_unread_once(&mut self, why: &str, primary: &str) {
         if !std::mem::replace(&mut self.said_unread, true) {
-            eprintln!(
+            errln!(
                 "kbench: figures not read from the output of `{}`: {why}; the primary metric is {primary}",
                 self.command
             );

@@ -121,6 +121,7 @@ pub fn execute_observed(
         session_id,
         on_stored,
     };
+    say_what_is_not_counted();
     let mut progress = Progress::new(plan);
     let started = Instant::now();
     let mut next_index = vec![0u32; plan.specs.len()];
@@ -171,6 +172,18 @@ pub fn execute_observed(
     }
     progress.finish();
     Ok(outcomes)
+}
+
+/// A machine without /proc/interrupts runs every workload, without the interrupts
+/// per op; one line says so, rather than a table that leaves them out unexplained.
+fn say_what_is_not_counted() {
+    let root = kbench_sys::Sysroot::from_env();
+    if kbench_sys::Interrupts::read(&root).is_none() {
+        errln!(
+            "kbench: no {} here: runs record no IRQs or IPIs per op",
+            root.path("/proc/interrupts").display()
+        );
+    }
 }
 
 fn shuffled(n: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
@@ -236,7 +249,7 @@ fn run_and_store(
             }
         }
         Err(message) => {
-            eprintln!("kbench: {message}");
+            errln!("kbench: {message}");
             // A failed warm-up is recorded but takes no measured run's place.
             if !warmup {
                 outcome.failures.push(message);
