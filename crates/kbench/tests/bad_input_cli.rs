@@ -4,6 +4,8 @@
 //! a workload the machine cannot run, 0 for a run that goes on without what the
 //! machine lacks. None panics, changes the database it was given, or leaves a
 //! process behind.
+mod common;
+use common::processes_marked;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -592,27 +594,6 @@ fn machine_without(missing: &str, dir: &Path) -> PathBuf {
         here.push(part);
     }
     root
-}
-
-/// The processes still alive that carry `mark` in their environment.
-fn processes_marked(mark: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .filter_map(|e| {
-            let environ = std::fs::read(e.path().join("environ")).ok()?;
-            let needle = format!("KBENCH_TEST_MARK={mark}");
-            let has = environ.split(|&b| b == 0).any(|v| v == needle.as_bytes());
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let zombie = stat.rsplit(')').next()?.trim_start().starts_with('Z');
-            (has && !zombie).then_some(stat)
-        })
-        .collect()
 }
 
 /// Holds the write lock of `db` until dropped.

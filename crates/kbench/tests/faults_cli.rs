@@ -2,6 +2,8 @@
 //! seeded moments, a full disk, a workload's process killed, a second writer the whole
 //! time, a command that hangs, and standard streams closed or broken. Nothing a
 //! committed transaction wrote may be lost, and nothing may be left running.
+mod common;
+use common::processes_marked;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -35,27 +37,6 @@ fn kbench(db: &Path, mark: &str, args: &[&str]) -> Command {
 
 fn output(db: &Path, args: &[&str]) -> Output {
     kbench(db, "none", args).output().unwrap()
-}
-
-/// The live processes (not zombies) with `KBENCH_TEST_MARK=mark` in their environment.
-fn processes_marked(mark: &str) -> Vec<String> {
-    let needle = format!("KBENCH_TEST_MARK={mark}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .filter_map(|e| {
-            let environ = std::fs::read(e.path().join("environ")).ok()?;
-            let marked = environ.split(|&b| b == 0).any(|v| v == needle.as_bytes());
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let zombie = stat.rsplit(')').next()?.trim_start().starts_with('Z');
-            (marked && !zombie).then_some(stat)
-        })
-        .collect()
 }
 
 /// Waits a little for the processes of `mark` to go (the kernel delivers a parent's

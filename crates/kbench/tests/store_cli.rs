@@ -2,7 +2,6 @@
 //! export, import, ab and exec, with real workloads and real SQLite.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 fn kbench_bin() -> &'static str {
     env!("CARGO_BIN_EXE_kbench")
@@ -476,63 +475,6 @@ fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"));
     }
-}
-
-#[test]
-fn kill_9_during_a_run_leaves_a_sound_database_with_every_finished_run() {
-    let db = Db::new();
-    let mut child = Command::new(kbench_bin())
-        .args([
-            "run",
-            "--label",
-            "killed",
-            "--runs",
-            "10000",
-            "--warmup",
-            "0",
-            "pipe:-l 500",
-        ])
-        .env("KBENCH_DB", &db.path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        let runs = db
-            .sqlite()
-            .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))
-            .unwrap_or(0);
-        if runs >= 5 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let conn = db.sqlite();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let runs = db.count("SELECT count(*) FROM runs");
-    assert!(runs >= 5, "{runs} runs survived");
-    // One transaction per run: no run without its values.
-    assert_eq!(db.count("SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM run_values v WHERE v.run_id = r.id)"), 0);
-    // A pipe run declares usecs_per_op, csw_per_op, syscalls_per_op and four interrupt figures per op.
-    assert_eq!(db.count("SELECT count(*) FROM run_values"), 7 * runs);
-    // The database stays usable after the crash.
-    db.ok(&[
-        "run",
-        "--label",
-        "after",
-        "--runs",
-        "2",
-        "--warmup",
-        "0",
-        "pipe:-l 500",
-    ]);
-    assert!(db.ok(&["show", "killed"]).contains("usecs_per_op"));
 }
 
 #[test]
