@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # hackbench and cyclictest output; cpio: GNU cpio reads back kbench's initramfs
 # images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests;
 # python3-yaml: PyYAML, LAVA's YAML reader, reads back the jobs `kbench lava-job` writes.
-# file: says what the aarch64 build made.
-packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file)
+# file: says what the aarch64 build made. chromium (with a font): renders `kbench
+# report`'s page headless.
+packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file chromium fonts-dejavu-core)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -68,6 +69,7 @@ done
 
 # Everything the boot tests need is here now: a test that would skip fails instead.
 export KBENCH_REQUIRE_BOOT_TESTS=1
+export KBENCH_REQUIRE_CHROMIUM=1
 
 # Tests last, so the runner's summary closes the log.
 if cargo nextest --version >/dev/null 2>&1; then

@@ -11,6 +11,7 @@ pub mod group;
 pub mod model;
 pub mod modes;
 pub mod plausible;
+pub mod plots;
 
 pub use compare::{compare_labels, fails_on, ReportOptions, ALPHA, DEFAULT_DELTA_PCT};
 pub use model::*;

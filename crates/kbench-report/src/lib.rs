@@ -1,6 +1,7 @@
 //! Renderers: one file per output format behind one trait per kind of result.
 pub mod bench;
 pub mod compare;
+pub mod html;
 pub mod plausible;
 
 /// `text` cut to at most `width` characters, a `~` marking the cut.

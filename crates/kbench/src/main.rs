@@ -69,6 +69,9 @@ enum Command {
     /// change: the largest change it could make in a label's runs, and with --base, the
     /// saving the observed change would need.
     Plausible(cmd::plausible::PlausibleArgs),
+    /// The comparison as one self-contained HTML page with its plots: verdicts, runs in
+    /// the order they ran, distributions, latency percentiles.
+    Report(cmd::report::ReportArgs),
     /// Compare two files of numbers (one per line), ministat-style, with a verdict.
     Stat(cmd::stat::StatArgs),
     /// The machine on one screen: CPU classes, frequency, idle, isolation, and a noise checklist.
@@ -172,6 +175,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Compare(args) => cmd::compare::run(args),
+        Command::Report(args) => cmd::report::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Exec(args) => cmd::exec::run(args),
         Command::Ab(args) => cmd::ab::run(args),

@@ -194,6 +194,12 @@ const CASES: &[Case] = &[
         "nosuchevent",
     ),
     case(&["plausible", "demo"], 2, "saving"),
+    case(&["report", "demo", "demo"], 2, "both"),
+    case(
+        &["report", "demo", "other", "-o", "/nonexistent/dir/r.html"],
+        2,
+        "/nonexistent/dir",
+    ),
     case(&["show", "nosuch"], 2, "nosuch"),
     case(&["export", "demo", "--format", "yaml"], 2, "yaml"),
     case(

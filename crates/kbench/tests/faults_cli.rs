@@ -626,6 +626,8 @@ fn closed_or_broken_standard_streams_change_no_command_s_outcome() {
         "export demo --format csv",
         "compare demo other",
         "compare demo other --format json",
+        "compare demo other --format html",
+        "report demo other",
         "plausible demo --saving ipi=100",
         "stat a.txt b.txt",
         "env",

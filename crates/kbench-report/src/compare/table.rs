@@ -62,7 +62,8 @@ fn shown(r: &CompareRow) -> bool {
     r.is_primary() && !matches!(r.kind, RowKind::PooledPercentile { .. })
 }
 
-fn shown_rows(reports: &[CompareReport]) -> Vec<&CompareRow> {
+/// The rows the table shows: primary, not pooled percentiles.
+pub fn shown_rows(reports: &[CompareReport]) -> Vec<&CompareRow> {
     reports
         .iter()
         .flat_map(|r| r.rows.iter().filter(|row| shown(row)))
@@ -92,7 +93,9 @@ fn split_params(params: &str) -> Vec<(&str, &str)> {
 
 /// The short spec of a row: the workload, its placement, and the parameters that
 /// tell it from the other rows of the same workload (all of them are in `--full`).
-fn spec_name(row: &CompareRow, rows: &[&CompareRow]) -> String {
+/// The row's workload spec as short as `rows` allow: the parameters that tell it
+/// from the other rows of its workload (`pipe same-cpu`).
+pub fn spec_name(row: &CompareRow, rows: &[&CompareRow]) -> String {
     let same_workload: Vec<&&CompareRow> =
         rows.iter().filter(|r| r.workload == row.workload).collect();
     let mut words = vec![workload_name(&row.workload).to_string()];

@@ -14,7 +14,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub verdict: VerdictArgs,
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
+    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv", "html"])]
     pub format: String,
     /// Every row (secondary metrics, percentiles) with every diagnostic, not one screen.
     #[arg(long)]
@@ -86,7 +86,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     } else {
         Layout::Compact
     };
-    print_reports(&reports, &args.format, layout)?;
+    if args.format == "html" {
+        let page = crate::cmd::report::page(&store, &reports)?;
+        crate::output::write_stdout(page.as_bytes())?;
+    } else {
+        print_reports(&reports, &args.format, layout)?;
+    }
     for report in reports.iter().filter(|_| !savings.is_empty()) {
         let plausible = kbench_analysis::plausible::plausible(
             &store,

@@ -1,0 +1,61 @@
+//! `kbench report BASE NEW [NEW...] -o report.html`: the comparison as one HTML page.
+use crate::session::DbArgs;
+use kbench_analysis::CompareReport;
+use kbench_store::Store;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The label of the reference side (before).
+    pub base: String,
+    /// The labels judged against it (after).
+    #[arg(required = true, value_name = "NEW")]
+    pub new: Vec<String>,
+    #[command(flatten)]
+    pub verdict: crate::cmd::compare::VerdictArgs,
+    /// The file to write [default: standard output].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    let options = args.verdict.options()?;
+    for (i, label) in args.new.iter().enumerate() {
+        if args.new[..i].contains(label) {
+            return crate::error::usage(format!("'{label}' is named twice"));
+        }
+    }
+    let store = args.db.open_existing()?;
+    let reports = args
+        .new
+        .iter()
+        .map(|new| kbench_analysis::compare_labels(&store, &args.base, new, options))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(crate::analysis_error)?;
+    let page = page(&store, &reports)?;
+    match &args.output {
+        Some(path) => {
+            crate::cmd::initramfs::write_whole(path, page.as_bytes())?;
+            outln!("wrote {} ({} bytes)", path.display(), page.len());
+        }
+        None => crate::output::write_stdout(page.as_bytes())?,
+    }
+    Ok(0)
+}
+
+/// The HTML page of `reports`, with the plot data read from their labels' runs.
+pub fn page(store: &Store, reports: &[CompareReport]) -> anyhow::Result<String> {
+    let plots = reports
+        .iter()
+        .map(|r| kbench_analysis::plots::plot_data(store, r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(crate::analysis_error)?;
+    let comparisons: Vec<kbench_report::html::Comparison<'_>> = reports
+        .iter()
+        .zip(&plots)
+        .map(|(report, plots)| kbench_report::html::Comparison { report, plots })
+        .collect();
+    Ok(kbench_report::html::render(&comparisons))
+}
