@@ -26,7 +26,18 @@ const CURVE_MAX_INVERSE_TAIL: f64 = 10_000.0;
 /// The plots of one comparison, in the order of its primary rows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlotData {
+    pub base_machines: Vec<Machine>,
+    pub new_machines: Vec<Machine>,
     pub workloads: Vec<WorkloadPlot>,
+}
+
+/// A machine and kernel a side's sessions ran on, from their environment snapshots.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    pub hostname: String,
+    /// The CPU models, `+` between different ones (big.LITTLE).
+    pub cpus: String,
+    pub kernel_release: String,
 }
 
 /// One primary metric of one workload spec.
@@ -92,12 +103,32 @@ pub fn plot_data(store: &Store, report: &CompareReport) -> Result<PlotData, Anal
         .filter(|row| row.is_primary() && !row.is_split() && row.kind == RowKind::PerRun)
         .map(|row| workload_plot(row, report, &base, &new))
         .collect();
-    Ok(PlotData { workloads })
+    Ok(PlotData {
+        base_machines: machines(&base.sessions),
+        new_machines: machines(&new.sessions),
+        workloads,
+    })
+}
+
+/// The distinct machines and kernels of `sessions`, in order of first use; a session
+/// without a snapshot (an import) adds none.
+fn machines(sessions: &[SessionRow]) -> Vec<Machine> {
+    group::distinct(
+        sessions
+            .iter()
+            .filter_map(crate::snapshot)
+            .map(|s| Machine {
+                hostname: s.hostname.unwrap_or_default(),
+                cpus: group::distinct(s.cpu_models).join("+"),
+                kernel_release: s.kernel_release.unwrap_or_default(),
+            }),
+    )
 }
 
 /// One label's runs, grouped as the comparison grouped them.
 struct Side {
     runs: Vec<RunRow>,
+    sessions: Vec<SessionRow>,
     groups: BTreeMap<Key, group::Side>,
     series: group::SeriesRuns,
 }
@@ -110,6 +141,7 @@ impl Side {
         let (series, _) = group::series_runs(&runs, &sessions);
         Ok(Side {
             runs,
+            sessions,
             groups,
             series,
         })

@@ -209,6 +209,8 @@ fn check_page(html: &str) {
 fn a_hostile_report_parses_clean_and_shows_its_text_as_text() {
     let report = hostile_report();
     let plots = PlotData {
+        base_machines: Vec::new(),
+        new_machines: Vec::new(),
         workloads: vec![plot(
             &values(100, 10.0, 1),
             &values(100, 11.0, 2),
@@ -233,6 +235,8 @@ fn two_labels_of_100_runs_with_two_latency_curves_stay_under_a_megabyte() {
         .filter(|r| r.is_primary() && r.kind == RowKind::PerRun)
         .count();
     let plots = PlotData {
+        base_machines: Vec::new(),
+        new_machines: Vec::new(),
         workloads: vec![plot(&values(100, 10.0, 3), &values(100, 10.5, 4), "us")],
     };
     let html = page(&report, &plots);
@@ -288,6 +292,8 @@ fn degenerate_data_gives_a_message_or_a_small_sound_plot() {
             }
         }
         let plots = PlotData {
+            base_machines: Vec::new(),
+            new_machines: Vec::new(),
             workloads: vec![workload],
         };
         let html = page(&report, &plots);

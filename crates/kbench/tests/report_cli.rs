@@ -71,6 +71,11 @@ fn a_report_of_real_runs_has_every_plot_and_renders_in_chromium() {
     assert!(page.contains("seconds since the first run"));
     assert!(page.contains("latency percentiles"));
     assert!(page.contains("<title>after run 6:"), "a tooltip per run");
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert!(
+        page.contains(&format!("kernel {}", release.trim())),
+        "the header names the kernel"
+    );
     render_in_chromium(dir.path());
 }
 

@@ -72,7 +72,7 @@ pub fn render(comparisons: &[Comparison<'_>]) -> String {
     );
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     for c in comparisons {
-        body.push_str(&header(c.report));
+        body.push_str(&header(c.report, c.plots));
     }
     body.push_str("<h2>Verdicts</h2>\n");
     for c in comparisons {
@@ -97,18 +97,36 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
-fn header(r: &CompareReport) -> String {
-    let row = |side: &crate::compare::SideSummary, role: &str| {
+/// A side's machines and kernels, one per line.
+fn machines_text(machines: &[kbench_analysis::plots::Machine]) -> String {
+    if machines.is_empty() {
+        return "machine unknown (imported)".into();
+    }
+    let lines: Vec<String> = machines
+        .iter()
+        .map(|m| {
+            escape(&format!(
+                "{}: {}, kernel {}",
+                m.hostname, m.cpus, m.kernel_release
+            ))
+        })
+        .collect();
+    lines.join("<br>")
+}
+
+fn header(r: &CompareReport, plots: &PlotData) -> String {
+    let row = |side: &crate::compare::SideSummary, role: &str, machines| {
         format!(
-            "<tr><th>{role}</th><td>{}</td><td>{}</td></tr>\n",
+            "<tr><th>{role}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             escape(&side.label),
-            escape(&side_counts(side))
+            escape(&side_counts(side)),
+            machines_text(machines)
         )
     };
     format!(
         "<table>\n{}{}</table>\n<p>{}<br>{}</p>\n",
-        row(&r.base, "base"),
-        row(&r.new, "new"),
+        row(&r.base, "base", &plots.base_machines),
+        row(&r.new, "new", &plots.new_machines),
         escape(&delta_text(r)),
         escape(&noise_text(r))
     )
