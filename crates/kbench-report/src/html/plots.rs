@@ -187,20 +187,19 @@ pub fn verdict_plot(report: &CompareReport) -> String {
     svg.finish()
 }
 
-/// The fill class of a run: its CPU class or, without one, its placement, as the
-/// index of that value among the plot's.
+/// The fill class of a run: the CPU class its CPUs belong to and where its tasks
+/// ran, as the index of that pair among the plot's.
 fn fill_classes(points: &[RunPoint]) -> (Vec<String>, Vec<usize>) {
     let names: Vec<String> = points
         .iter()
         .map(|p| {
-            if !p.cpu_class.is_empty() {
-                p.cpu_class.clone()
-            } else {
-                p.placement
-                    .map(crate::compare::placement_words)
-                    .unwrap_or_default()
-                    .to_string()
-            }
+            let placement = p.placement.map(crate::compare::placement_words);
+            [Some(p.cpu_class.as_str()), placement]
+                .into_iter()
+                .flatten()
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(", ")
         })
         .collect();
     let distinct =
@@ -250,7 +249,7 @@ fn tooltip(report: &CompareReport, plot: &WorkloadPlot, p: &RunPoint, at_s: Opti
     text
 }
 
-/// Both sides' runs on one time axis, sides by colour and shape, CPU class or
+/// Both sides' runs on one time axis, sides by colour and shape, CPU class and
 /// placement as fill, session and boot changes as thin lines.
 pub fn run_order_plot(report: &CompareReport, plot: &WorkloadPlot) -> String {
     let points: Vec<&RunPoint> = plot.points.iter().filter(|p| p.value.is_finite()).collect();
@@ -518,7 +517,7 @@ pub fn latency_plot(report: &CompareReport, plot: &WorkloadPlot, curves: &Latenc
     svg.finish()
 }
 
-/// The legend of the run plots: sides by shape and colour, fills by CPU class or
+/// The legend of the run plots: sides by shape and colour, fills by CPU class and
 /// placement, the outlier rule.
 pub fn legend(report: &CompareReport, plot: &WorkloadPlot) -> String {
     let (fills, _) = fill_classes(&plot.points);
