@@ -102,7 +102,7 @@ pub struct InterruptRow {
 impl InterruptRow {
     /// The sum over all CPUs.
     pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
+        saturating_sum(self.counts.iter().copied())
     }
 
     /// What kind of non-IPI interrupt the row counts, if it is one and per CPU.
@@ -228,6 +228,12 @@ fn parse_row(line: &str, ncpus: usize) -> Option<InterruptRow> {
     })
 }
 
+/// The sum of counts, held at `u64::MAX`: the kernel's counts are 32-bit and never get
+/// there, but a file under a sysroot may say anything, and an overflow must not panic.
+fn saturating_sum(counts: impl Iterator<Item = u64>) -> u64 {
+    counts.fold(0, u64::saturating_add)
+}
+
 /// The difference between two readings; same layout as [`Interrupts`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterruptsDelta {
@@ -240,11 +246,12 @@ pub struct InterruptsDelta {
 impl InterruptsDelta {
     /// Total IPIs of one kind over all CPUs.
     pub fn total(&self, kind: IpiKind) -> u64 {
-        self.rows
-            .iter()
-            .filter(|r| r.kind == kind)
-            .map(|r| r.total())
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| r.total()),
+        )
     }
 
     /// IPIs of one kind received by one CPU.
@@ -252,11 +259,12 @@ impl InterruptsDelta {
         let Some(column) = self.cpus.iter().position(|&c| c == cpu) else {
             return 0;
         };
-        self.rows
-            .iter()
-            .filter(|r| r.kind == kind)
-            .filter_map(|r| r.counts.get(column))
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.kind == kind)
+                .filter_map(|r| r.counts.get(column).copied()),
+        )
     }
 
     /// Non-IPI interrupts of one kind received by one CPU.
@@ -264,20 +272,22 @@ impl InterruptsDelta {
         let Some(column) = self.cpus.iter().position(|&c| c == cpu) else {
             return 0;
         };
-        self.rows
-            .iter()
-            .filter(|r| r.irq_kind() == Some(kind))
-            .filter_map(|r| r.counts.get(column))
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.irq_kind() == Some(kind))
+                .filter_map(|r| r.counts.get(column).copied()),
+        )
     }
 
     /// Total of all IPI kinds together.
     pub fn total_ipis(&self) -> u64 {
-        self.rows
-            .iter()
-            .filter(|r| r.kind.is_ipi())
-            .map(|r| r.total())
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.kind.is_ipi())
+                .map(|r| r.total()),
+        )
     }
 
     /// The delta of a named row summed over CPUs.
