@@ -178,3 +178,12 @@ fn totals_of_counts_near_u64_max_saturate_instead_of_panicking() {
     assert_eq!(from_zero.total_ipis(), max);
     assert_eq!(from_zero.row_total("RES"), Some(max));
 }
+
+#[test]
+fn a_delta_pairs_cpus_by_number_whatever_their_columns() {
+    let before = Interrupts::parse("CPU0 CPU2 CPU3\n RES: 1 2 3 Rescheduling interrupts\n");
+    let after = Interrupts::parse("CPU3 CPU0 CPU1\n RES: 30 10 99 Rescheduling interrupts\n");
+    let delta = before.delta(&after);
+    assert_eq!(delta.cpus, vec![0, 3]);
+    assert_eq!(delta.rows[0].counts, vec![9, 27]);
+}
