@@ -8,7 +8,8 @@
 //!
 //! Entry points: [`compare`], [`compare_nested`], [`compare_pooled_quantiles`],
 //! [`compare_summaries`],
-//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`].
+//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`parse_numbers`] reads the
+//! files of numbers `kbench stat` compares.
 
 pub mod calibration;
 pub mod compare;
@@ -17,6 +18,7 @@ pub mod diagnostics;
 pub mod ks;
 pub mod multiple;
 pub mod nested;
+pub mod numbers;
 pub mod parametric;
 pub mod percentiles;
 pub mod pooled;
@@ -41,6 +43,7 @@ pub use nested::{
     resolvable_change_pct, unit_count, units_needed, BetweenUnit, Design, Level, NestedInfo,
     NestedOptions, NoClaim, NoiseComponents, NoiseSource, Observation, UnitEstimate,
 };
+pub use numbers::{parse_numbers, NumbersError};
 pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};
 pub use percentiles::{compare_percentile, histogram_percentile_ci, PercentileShift};
 pub use pooled::{compare_pooled_quantiles, pooled_quantile, PooledOptions, RunHistogram};

@@ -5,6 +5,11 @@ use crate::SysError;
 /// keeps a typo such as `0-4000000000` from allocating gigabytes.
 pub const MAX_CPU_ID: u32 = 1 << 16;
 
+/// The most CPUs a list may name, counting each repeat: the kernel never repeats one,
+/// and without a bound `0-65535,0-65535,...` in a 64 KiB file would expand to half a
+/// billion ids (gigabytes, minutes) before the duplicates are dropped.
+const MAX_LISTED: usize = 4 * MAX_CPU_ID as usize;
+
 /// Parses a cpulist: comma-separated CPU ids and ranges `N-M`, with the kernel's optional
 /// stride `N-M:used/group` (`0-15:2/4` = 0,1,4,5,8,9,12,13). Whitespace around the list and
 /// items is ignored; an empty list gives an empty vector. The result is sorted, without
@@ -52,6 +57,12 @@ fn push_item(input: &str, item: &str, cpus: &mut Vec<u32>) -> Result<(), SysErro
     let mut start = first;
     while start <= last {
         let end = start.saturating_add(used - 1).min(last);
+        if cpus.len() + (end - start) as usize >= MAX_LISTED {
+            return Err(cpulist_error(
+                input,
+                &format!("names over {MAX_LISTED} CPUs, counting repeats"),
+            ));
+        }
         cpus.extend(start..=end);
         match start.checked_add(group) {
             Some(next) => start = next,
@@ -146,10 +157,25 @@ mod tests {
             "0-99999999",
             "0-3:0/4",
             "0-3:5/4",
+            &["0-65535"; 5].join(","),
         ] {
             let err = parse_cpulist(bad).unwrap_err().to_string();
             assert!(err.contains("invalid CPU list"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn every_cpu_a_few_times_over_is_still_a_list() {
+        let four_times = ["0-65535"; 4].join(",");
+        assert_eq!(
+            parse_cpulist(&four_times).unwrap().len(),
+            MAX_CPU_ID as usize
+        );
+        let strided = ["0-65535:1/2"; 8].join(",");
+        assert_eq!(
+            parse_cpulist(&strided).unwrap().len(),
+            MAX_CPU_ID as usize / 2
+        );
     }
 
     #[test]

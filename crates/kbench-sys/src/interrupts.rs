@@ -6,6 +6,7 @@
 //! whose numbering has changed over time) while the descriptions are stable.
 use crate::Sysroot;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// The kind of an interrupt row, as far as IPI accounting cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -102,7 +103,7 @@ pub struct InterruptRow {
 impl InterruptRow {
     /// The sum over all CPUs.
     pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
+        saturating_sum(self.counts.iter().copied())
     }
 
     /// What kind of non-IPI interrupt the row counts, if it is one and per CPU.
@@ -156,25 +157,31 @@ impl Interrupts {
     /// by number; CPUs missing from either reading, i.e. hot-plugged in between, are left
     /// out). Counters that went backwards count as 0.
     pub fn delta(&self, later: &Interrupts) -> InterruptsDelta {
-        let cpus: Vec<u32> = self
+        // Each shared CPU with its column in both readings, found once: looked up per row
+        // and CPU, a reading of thousands of CPUs took minutes.
+        let before_columns = first_columns(&self.cpus);
+        let later_columns = first_columns(&later.cpus);
+        let shared: Vec<(u32, usize, usize)> = self
             .cpus
             .iter()
-            .copied()
-            .filter(|c| later.cpus.contains(c))
+            .filter_map(|cpu| Some((*cpu, before_columns[cpu], *later_columns.get(cpu)?)))
             .collect();
+        let mut old_rows = HashMap::new();
+        for row in &self.rows {
+            old_rows
+                .entry((row.name.as_str(), row.description.as_str()))
+                .or_insert(row);
+        }
         let rows = later
             .rows
             .iter()
             .filter_map(|new| {
-                let old = self
-                    .rows
+                let old = old_rows.get(&(new.name.as_str(), new.description.as_str()))?;
+                let counts = shared
                     .iter()
-                    .find(|r| r.name == new.name && r.description == new.description)?;
-                let counts = cpus
-                    .iter()
-                    .map(|cpu| {
-                        let a = column_count(self, old, *cpu);
-                        let b = column_count(later, new, *cpu);
+                    .map(|&(_, before, after)| {
+                        let a = old.counts.get(before).copied().unwrap_or(0);
+                        let b = new.counts.get(after).copied().unwrap_or(0);
                         b.saturating_sub(a)
                     })
                     .collect();
@@ -184,17 +191,20 @@ impl Interrupts {
                 })
             })
             .collect();
-        InterruptsDelta { cpus, rows }
+        InterruptsDelta {
+            cpus: shared.iter().map(|&(cpu, _, _)| cpu).collect(),
+            rows,
+        }
     }
 }
 
-fn column_count(readings: &Interrupts, row: &InterruptRow, cpu: u32) -> u64 {
-    readings
-        .cpus
-        .iter()
-        .position(|&c| c == cpu)
-        .and_then(|i| row.counts.get(i).copied())
-        .unwrap_or(0)
+/// The column of each CPU of a header; the first when the header repeats one.
+fn first_columns(cpus: &[u32]) -> HashMap<u32, usize> {
+    let mut columns = HashMap::new();
+    for (column, cpu) in cpus.iter().enumerate() {
+        columns.entry(*cpu).or_insert(column);
+    }
+    columns
 }
 
 /// Splits `NAME: c0 c1 ... description` into a row. At most `ncpus` counts are taken, so
@@ -228,6 +238,12 @@ fn parse_row(line: &str, ncpus: usize) -> Option<InterruptRow> {
     })
 }
 
+/// The sum of counts, held at `u64::MAX`: the kernel's counts are 32-bit and never get
+/// there, but a file under a sysroot may say anything, and an overflow must not panic.
+fn saturating_sum(counts: impl Iterator<Item = u64>) -> u64 {
+    counts.fold(0, u64::saturating_add)
+}
+
 /// The difference between two readings; same layout as [`Interrupts`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterruptsDelta {
@@ -240,11 +256,12 @@ pub struct InterruptsDelta {
 impl InterruptsDelta {
     /// Total IPIs of one kind over all CPUs.
     pub fn total(&self, kind: IpiKind) -> u64 {
-        self.rows
-            .iter()
-            .filter(|r| r.kind == kind)
-            .map(|r| r.total())
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| r.total()),
+        )
     }
 
     /// IPIs of one kind received by one CPU.
@@ -252,11 +269,12 @@ impl InterruptsDelta {
         let Some(column) = self.cpus.iter().position(|&c| c == cpu) else {
             return 0;
         };
-        self.rows
-            .iter()
-            .filter(|r| r.kind == kind)
-            .filter_map(|r| r.counts.get(column))
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.kind == kind)
+                .filter_map(|r| r.counts.get(column).copied()),
+        )
     }
 
     /// Non-IPI interrupts of one kind received by one CPU.
@@ -264,20 +282,22 @@ impl InterruptsDelta {
         let Some(column) = self.cpus.iter().position(|&c| c == cpu) else {
             return 0;
         };
-        self.rows
-            .iter()
-            .filter(|r| r.irq_kind() == Some(kind))
-            .filter_map(|r| r.counts.get(column))
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.irq_kind() == Some(kind))
+                .filter_map(|r| r.counts.get(column).copied()),
+        )
     }
 
     /// Total of all IPI kinds together.
     pub fn total_ipis(&self) -> u64 {
-        self.rows
-            .iter()
-            .filter(|r| r.kind.is_ipi())
-            .map(|r| r.total())
-            .sum()
+        saturating_sum(
+            self.rows
+                .iter()
+                .filter(|r| r.kind.is_ipi())
+                .map(|r| r.total()),
+        )
     }
 
     /// The delta of a named row summed over CPUs.

@@ -164,3 +164,26 @@ fn irq_deltas_per_cpu() {
     assert_eq!(arm64.irqs_on_cpu(IrqKind::Device, 0), 4);
     assert_eq!(arm64.irqs_on_cpu(IrqKind::Other, 0), 0);
 }
+
+#[test]
+fn totals_of_counts_near_u64_max_saturate_instead_of_panicking() {
+    // fuzz/regressions/sys_interrupts/counts-near-u64-max: no kernel counts this high,
+    // but a sysroot's file may say so.
+    let max = u64::MAX;
+    let text = format!("  CPU0 CPU1\n RES: {max} {max}   Rescheduling interrupts\n");
+    let reading = Interrupts::parse(&text);
+    assert_eq!(reading.row("RES").unwrap().total(), max);
+    let from_zero = Interrupts::parse(&text.replace(&max.to_string(), "0")).delta(&reading);
+    assert_eq!(from_zero.total(IpiKind::Reschedule), max);
+    assert_eq!(from_zero.total_ipis(), max);
+    assert_eq!(from_zero.row_total("RES"), Some(max));
+}
+
+#[test]
+fn a_delta_pairs_cpus_by_number_whatever_their_columns() {
+    let before = Interrupts::parse("CPU0 CPU2 CPU3\n RES: 1 2 3 Rescheduling interrupts\n");
+    let after = Interrupts::parse("CPU3 CPU0 CPU1\n RES: 30 10 99 Rescheduling interrupts\n");
+    let delta = before.delta(&after);
+    assert_eq!(delta.cpus, vec![0, 3]);
+    assert_eq!(delta.rows[0].counts, vec![9, 27]);
+}

@@ -317,11 +317,19 @@ fn parse_counter(line: &str, decimal: char) -> Result<Row, String> {
         Some(noise) => parse_noise_percent(noise, decimal)?,
         None => 0.0,
     };
+    let std_error = (mean * relative_error / 100.0).abs();
+    // Two finite numbers of 300 digits multiply to infinity, which the store would keep
+    // and the export could not write.
+    if !std_error.is_finite() {
+        return Err(format!(
+            "the standard error of {value} (+- {relative_error}%) is out of range: {line:?}"
+        ));
+    }
     Ok(Row {
         metric: event.into(),
         unit: unit.into(),
         mean,
-        std_error: (mean * relative_error / 100.0).abs(),
+        std_error,
     })
 }
 
@@ -391,6 +399,15 @@ mod tests {
         assert_eq!(parse_locale_number("1\u{202f}234,5", ','), Ok(1234.5));
         assert!(parse_locale_number("12x", '.').is_err());
         assert!(parse_locale_number("", '.').is_err());
+    }
+
+    #[test]
+    fn a_standard_error_out_of_range_is_an_error() {
+        // fuzz/regressions/import_perf_stat/std-error-overflows
+        let big = "9".repeat(308);
+        let line = format!("{big} context-switches ( +- {big}.00% )");
+        let err = parse_counter(&line, '.').unwrap_err();
+        assert!(err.contains("out of range"), "{err}");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `kbench stat A_FILE B_FILE`: ministat-style comparison of two files of numbers.
-use kbench_stats::{compare, CompareOptions, Comparison, SideDiagnostics, Summary, Verdict};
+use kbench_stats::{
+    compare, parse_numbers, CompareOptions, Comparison, SideDiagnostics, Summary, Verdict,
+};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -64,41 +66,17 @@ pub fn run(args: StatArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// Reads one finite number per line; `#` starts a comment. Any other content is a usage
+/// Reads one finite number per line ([`parse_numbers`]); any other content is a usage
 /// error naming the file and line.
 fn read_values(path: &Path) -> anyhow::Result<Vec<f64>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) => return crate::error::usage(format!("{}: cannot read: {e}", path.display())),
     };
-    let mut values = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let content = line.split('#').next().unwrap_or("").trim();
-        if content.is_empty() {
-            continue;
-        }
-        match content.parse::<f64>() {
-            Ok(v) if v.is_finite() => values.push(v),
-            Ok(_) => {
-                return crate::error::usage(format!(
-                    "{}:{}: not a finite number: {content:?}",
-                    path.display(),
-                    number + 1
-                ))
-            }
-            Err(_) => {
-                return crate::error::usage(format!(
-                    "{}:{}: not a number: {content:?}",
-                    path.display(),
-                    number + 1
-                ))
-            }
-        }
-    }
-    if values.is_empty() {
-        return crate::error::usage(format!("{}: no numbers found", path.display()));
-    }
-    Ok(values)
+    parse_numbers(&text).or_else(|e| match e.line() {
+        Some(line) => crate::error::usage(format!("{}:{line}: {e}", path.display())),
+        None => crate::error::usage(format!("{}: {e}", path.display())),
+    })
 }
 
 /// The `--json` object: the documented keys first, then the full comparison.
