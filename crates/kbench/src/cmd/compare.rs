@@ -69,18 +69,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if !savings.is_empty() && !matches!(args.format.as_str(), "text" | "markdown") {
         return usage("--saving goes with text or markdown; for JSON, `kbench plausible NEW --base BASE --saving ... --format json`");
     }
-    for (i, label) in args.new.iter().enumerate() {
-        if args.new[..i].contains(label) {
-            return usage(format!("'{label}' is named twice"));
-        }
-    }
+    check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
-    let reports = args
-        .new
-        .iter()
-        .map(|new| kbench_analysis::compare_labels(&store, &args.base, new, options))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::analysis_error)?;
+    let reports = compare_each(&store, &args.base, &args.new, options)?;
     let layout = if args.full {
         Layout::Full
     } else {
@@ -111,6 +102,29 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
             .any(|r| kbench_analysis::fails_on(rule, r.verdict))
     });
     Ok(i32::from(failed))
+}
+
+/// NEW labels are columns: one named twice is a mistake, refused before anything is read.
+pub fn check_distinct(new: &[String]) -> anyhow::Result<()> {
+    for (i, label) in new.iter().enumerate() {
+        if new[..i].contains(label) {
+            return usage(format!("'{label}' is named twice"));
+        }
+    }
+    Ok(())
+}
+
+/// The comparison of each NEW label against BASE.
+pub fn compare_each(
+    store: &kbench_store::Store,
+    base: &str,
+    new: &[String],
+    options: ReportOptions,
+) -> anyhow::Result<Vec<CompareReport>> {
+    new.iter()
+        .map(|new| kbench_analysis::compare_labels(store, base, new, options))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(crate::analysis_error)
 }
 
 /// Prints reports; a closed stdout ends the output quietly.

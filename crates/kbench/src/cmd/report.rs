@@ -22,18 +22,9 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
-    for (i, label) in args.new.iter().enumerate() {
-        if args.new[..i].contains(label) {
-            return crate::error::usage(format!("'{label}' is named twice"));
-        }
-    }
+    crate::cmd::compare::check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
-    let reports = args
-        .new
-        .iter()
-        .map(|new| kbench_analysis::compare_labels(&store, &args.base, new, options))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::analysis_error)?;
+    let reports = crate::cmd::compare::compare_each(&store, &args.base, &args.new, options)?;
     let page = page(&store, &reports)?;
     match &args.output {
         Some(path) => {
