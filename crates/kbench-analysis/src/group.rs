@@ -33,6 +33,8 @@ pub struct Side {
     /// Per observation: where its run's two tasks mostly ran
     /// ([`kbench_record::ObservedPlacement::effective`]), `None` for other workloads.
     pub placements: Vec<Option<PlacementKind>>,
+    /// Per observation: when its run started, if recorded (imports may not say).
+    pub starts_unix_ns: Vec<Option<u64>>,
     pub unit: String,
     pub higher_is_better: bool,
     pub primary: bool,
@@ -47,6 +49,7 @@ impl Side {
             classes: kept.iter().map(|&i| self.classes[i].clone()).collect(),
             cpus: kept.iter().map(|&i| self.cpus[i].clone()).collect(),
             placements: kept.iter().map(|&i| self.placements[i]).collect(),
+            starts_unix_ns: kept.iter().map(|&i| self.starts_unix_ns[i]).collect(),
             ..self.clone()
         }
     }
@@ -217,6 +220,7 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
             side.classes.push(class.clone());
             side.cpus.push(cpus.clone());
             side.placements.push(placement);
+            side.starts_unix_ns.push(run.run.start_unix_ns);
         }
     }
     groups

@@ -8,7 +8,7 @@ use crate::model::{CompareReport, CompareRow, Diagnostic, RowKind, SideName};
 use crate::AnalysisError;
 use kbench_record::PlacementKind;
 use kbench_stats::RunHistogram;
-use kbench_store::{RunRow, SessionRow, Store};
+use kbench_store::{SessionRow, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -127,7 +127,6 @@ fn machines(sessions: &[SessionRow]) -> Vec<Machine> {
 
 /// One label's runs, grouped as the comparison grouped them.
 struct Side {
-    runs: Vec<RunRow>,
     sessions: Vec<SessionRow>,
     groups: BTreeMap<Key, group::Side>,
     series: group::SeriesRuns,
@@ -140,22 +139,10 @@ impl Side {
         let groups = group::group(&runs, &sessions);
         let (series, _) = group::series_runs(&runs, &sessions);
         Ok(Side {
-            runs,
             sessions,
             groups,
             series,
         })
-    }
-
-    /// The start times of the runs behind `key`'s observations, in the same order:
-    /// `group` takes the measured runs of the key that have the metric, as here.
-    fn start_times(&self, key: &Key) -> Vec<Option<u64>> {
-        self.runs
-            .iter()
-            .filter(|r| r.is_measured() && group::run_key(r) == key.run)
-            .filter(|r| r.run.values.iter().any(|v| v.metric == key.metric))
-            .map(|r| r.run.start_unix_ns)
-            .collect()
     }
 }
 
@@ -207,7 +194,6 @@ fn side_points(name: SideName, key: &Key, side: &Side, row: &CompareRow) -> Vec<
         return Vec::new();
     };
     let outliers = flagged_outliers(row, name);
-    let starts = side.start_times(key);
     group
         .observations
         .iter()
@@ -215,7 +201,7 @@ fn side_points(name: SideName, key: &Key, side: &Side, row: &CompareRow) -> Vec<
         .map(|(i, o)| RunPoint {
             side: name,
             run: i as u32 + 1,
-            start_unix_ns: starts.get(i).copied().flatten(),
+            start_unix_ns: group.starts_unix_ns[i],
             value: o.value,
             cpus: group.cpus[i].clone(),
             cpu_class: group.classes[i].clone(),

@@ -187,33 +187,31 @@ pub fn verdict_plot(report: &CompareReport) -> String {
     svg.finish()
 }
 
-/// The fill class of a run: the CPU class its CPUs belong to and where its tasks
-/// ran, as the index of that pair among the plot's.
-fn fill_classes(points: &[RunPoint]) -> (Vec<String>, Vec<usize>) {
-    let names: Vec<String> = points
+/// What a run's fill stands for: the CPU class its CPUs belong to and where its
+/// tasks ran, in words; empty when neither is known.
+fn fill_name(p: &RunPoint) -> String {
+    let placement = p.placement.map(crate::compare::placement_words);
+    [Some(p.cpu_class.as_str()), placement]
+        .into_iter()
+        .flatten()
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The fills of a plot's runs, in order of first appearance: the legend's entries.
+fn fill_names(points: &[RunPoint]) -> Vec<String> {
+    kbench_analysis::group::distinct(points.iter().map(fill_name).filter(|n| !n.is_empty()))
+}
+
+/// A run's fill class: `f0` (none) when unknown, else `f1` to `f4` by its place among
+/// `fills`, as the legend shows them.
+fn fill_of(p: &RunPoint, fills: &[String]) -> usize {
+    let name = fill_name(p);
+    fills
         .iter()
-        .map(|p| {
-            let placement = p.placement.map(crate::compare::placement_words);
-            [Some(p.cpu_class.as_str()), placement]
-                .into_iter()
-                .flatten()
-                .filter(|w| !w.is_empty())
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .collect();
-    let distinct =
-        kbench_analysis::group::distinct(names.iter().filter(|n| !n.is_empty()).cloned());
-    let index = names
-        .iter()
-        .map(|n| {
-            distinct
-                .iter()
-                .position(|d| d == n)
-                .map_or(0, |i| i % 4 + 1)
-        })
-        .collect();
-    (distinct, index)
+        .position(|f| *f == name)
+        .map_or(0, |i| i % 4 + 1)
 }
 
 fn side_label(report: &CompareReport, side: SideName) -> &str {
@@ -305,10 +303,9 @@ pub fn run_order_plot(report: &CompareReport, plot: &WorkloadPlot) -> String {
         let mid = (x.px(xs[pair[0]]) + x.px(xs[pair[1]])) / 2.0;
         svg.line(mid, TOP, mid, height - BOTTOM, boundary);
     }
-    let owned: Vec<RunPoint> = points.iter().map(|p| (*p).clone()).collect();
-    let (_, fills) = fill_classes(&owned);
+    let fills = fill_names(&plot.points);
     for (i, p) in points.iter().enumerate() {
-        let class = format!("{} f{}", side_class(p.side), fills[i]);
+        let class = format!("{} f{}", side_class(p.side), fill_of(p, &fills));
         let (cx, cy) = (x.px(xs[i]), y.px(p.value));
         svg.marker(
             side_shape(p.side),
@@ -520,7 +517,7 @@ pub fn latency_plot(report: &CompareReport, plot: &WorkloadPlot, curves: &Latenc
 /// The legend of the run plots: sides by shape and colour, fills by CPU class and
 /// placement, the outlier rule.
 pub fn legend(report: &CompareReport, plot: &WorkloadPlot) -> String {
-    let (fills, _) = fill_classes(&plot.points);
+    let fills = fill_names(&plot.points);
     let mut items = vec![
         format!(
             "<span class=\"key base\">&#9679; {}</span>",
