@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 # images; binutils: `ar` builds a package-shaped archive for kbench-boot's tests;
 # python3-yaml: PyYAML, LAVA's YAML reader, reads back the jobs `kbench lava-job` writes.
 # file: says what the aarch64 build made. chromium (with a font): renders `kbench
-# report`'s page headless.
-packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file chromium fonts-dejavu-core)
+# report`'s page headless. postgresql (and openssl for its test CA): the shared
+# store's tests run against a private server (scripts/pg-server.sh).
+packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file chromium fonts-dejavu-core postgresql openssl)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -67,9 +68,20 @@ for series in 6.1.0- 6.12.; do
     done
 done
 
+# A private PostgreSQL server for the store's tests, stopped and removed at the end.
+pg_dir=$(mktemp -d)
+trap 'scripts/pg-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
+scripts/pg-server.sh start "$pg_dir" >/dev/null
+set -a
+# shellcheck disable=SC1091
+source "$pg_dir/env"
+set +a
+echo "postgresql: ok ($KBENCH_TEST_PG)"
+
 # Everything the boot tests need is here now: a test that would skip fails instead.
 export KBENCH_REQUIRE_BOOT_TESTS=1
 export KBENCH_REQUIRE_CHROMIUM=1
+export KBENCH_REQUIRE_POSTGRES=1
 
 # Tests last, so the runner's summary closes the log.
 if cargo nextest --version >/dev/null 2>&1; then

@@ -65,6 +65,128 @@ fn load(store: &Store, label: &str) -> Result<Loaded, AnalysisError> {
     })
 }
 
+/// Which machines' runs a comparison uses. Runs of different machines are never
+/// pooled unless asked ([`Machines::Across`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Machines {
+    /// The one machine both labels ran on; several such machines are an error that
+    /// names them. Sessions without an environment belong to no known machine and
+    /// count with whichever there is.
+    #[default]
+    Same,
+    /// This machine's runs only (`--machine`).
+    Only(String),
+    /// Every machine's runs, each machine one unit of replication (`--across-machines`).
+    Across,
+}
+
+/// The distinct known machines of a side's sessions, sorted.
+pub fn machines_of(sessions: &[SessionRow]) -> Vec<String> {
+    let known: BTreeSet<&String> = sessions.iter().filter_map(|s| s.machine.as_ref()).collect();
+    known.into_iter().cloned().collect()
+}
+
+impl Loaded {
+    /// Keeps the sessions `keep` accepts, with their runs and summaries.
+    fn retain_sessions(&mut self, keep: impl Fn(&SessionRow) -> bool) {
+        self.sessions.retain(|s| keep(s));
+        let ids: BTreeSet<i64> = self.sessions.iter().map(|s| s.id).collect();
+        self.runs.retain(|r| ids.contains(&r.session_id));
+        self.summaries.retain(|m| ids.contains(&m.session_id));
+    }
+
+    /// Makes each machine the top level of replication: its boots and sessions become
+    /// one unit, nested in it.
+    fn machines_as_boots(&mut self) {
+        let machine_of: BTreeMap<i64, String> = self
+            .sessions
+            .iter()
+            .map(|s| (s.id, machine_unit(s.machine.as_deref(), s.id)))
+            .collect();
+        for s in &mut self.sessions {
+            s.boot_id = machine_of.get(&s.id).cloned();
+        }
+        for r in &mut self.runs {
+            r.boot_id = machine_of.get(&r.session_id).cloned();
+        }
+    }
+}
+
+fn machine_unit(machine: Option<&str>, session_id: i64) -> String {
+    machine.map_or_else(
+        || format!("machine:unknown:{session_id}"),
+        |m| format!("machine:{m}"),
+    )
+}
+
+/// Narrows both sides to the machines `choice` asks for; says which were used.
+fn select_machines(
+    a: &mut Loaded,
+    b: &mut Loaded,
+    choice: &Machines,
+) -> Result<Option<MachinesCompared>, AnalysisError> {
+    let (in_a, in_b) = (machines_of(&a.sessions), machines_of(&b.sessions));
+    let all: BTreeSet<&String> = in_a.iter().chain(&in_b).collect();
+    let one = |machine: &str, a: &mut Loaded, b: &mut Loaded| {
+        let left_out = |side: &[String]| side.iter().filter(|m| *m != machine).cloned().collect();
+        let compared = MachinesCompared::One {
+            machine: machine.to_string(),
+            base_left_out: left_out(&in_a),
+            new_left_out: left_out(&in_b),
+        };
+        for side in [a, b] {
+            side.retain_sessions(|s| s.machine.as_deref() == Some(machine));
+        }
+        compared
+    };
+    match choice {
+        Machines::Only(machine) => {
+            for (label_side, machines) in [("BASE", &in_a), ("NEW", &in_b)] {
+                if !machines.contains(machine) {
+                    return Err(AnalysisError::Usage(format!(
+                        "{label_side} has no runs on machine '{machine}' (it ran on: {})",
+                        listed(machines)
+                    )));
+                }
+            }
+            Ok(Some(one(machine, a, b)))
+        }
+        _ if all.len() <= 1 => Ok(None),
+        Machines::Across => {
+            a.machines_as_boots();
+            b.machines_as_boots();
+            Ok(Some(MachinesCompared::Across {
+                base: in_a,
+                new: in_b,
+            }))
+        }
+        Machines::Same => {
+            let common: Vec<&String> = in_a.iter().filter(|m| in_b.contains(m)).collect();
+            match common[..] {
+                [machine] => {
+                    let machine = machine.clone();
+                    Ok(Some(one(&machine, a, b)))
+                }
+                _ => Err(AnalysisError::Usage(format!(
+                    "the labels ran on more than one machine (BASE: {}; NEW: {}), whose runs \
+                     are never pooled: name one with --machine NAME, or compare with \
+                     --across-machines (machines as the units)",
+                    listed(&in_a),
+                    listed(&in_b)
+                ))),
+            }
+        }
+    }
+}
+
+fn listed(machines: &[String]) -> String {
+    if machines.is_empty() {
+        "no known machine".into()
+    } else {
+        machines.join(", ")
+    }
+}
+
 fn side_summary(label: &str, loaded: &Loaded) -> SideSummary {
     let sessions: BTreeSet<String> = loaded.sessions.iter().map(group::session_unit).collect();
     SideSummary {
@@ -126,12 +248,23 @@ impl Context<'_> {
     }
 }
 
-/// Compares `new` against `base`.
+/// Compares `new` against `base`, on the one machine they share.
 pub fn compare_labels(
     store: &Store,
     base: &str,
     new: &str,
     opts: ReportOptions,
+) -> Result<CompareReport, AnalysisError> {
+    compare_labels_on(store, base, new, opts, &Machines::Same)
+}
+
+/// Compares `new` against `base` on the machines `machines` chooses.
+pub fn compare_labels_on(
+    store: &Store,
+    base: &str,
+    new: &str,
+    opts: ReportOptions,
+    machines: &Machines,
 ) -> Result<CompareReport, AnalysisError> {
     if base == new {
         return Err(AnalysisError::Usage(format!(
@@ -146,7 +279,8 @@ pub fn compare_labels(
             )));
         }
     }
-    let (a, b) = (load(store, base)?, load(store, new)?);
+    let (mut a, mut b) = (load(store, base)?, load(store, new)?);
+    let machines = select_machines(&mut a, &mut b, machines)?;
     // A calibration describes one machine: both sides must have run on it.
     let machine = match (
         calibration::fingerprint_of(&a.sessions),
@@ -155,7 +289,9 @@ pub fn compare_labels(
         (Some(fa), Some(fb)) if fa.same_machine(&fb) => Some(fb),
         _ => None,
     };
-    let calibration = match (&machine, opts.use_calibration) {
+    // Nor is one machine's noise the noise of machines as units.
+    let across = matches!(machines, Some(MachinesCompared::Across { .. }));
+    let calibration = match (&machine, opts.use_calibration && !across) {
         (Some(m), true) => calibration::matching(store, m)?,
         _ => None,
     };
@@ -233,8 +369,16 @@ pub fn compare_labels(
         environment_differences: environment_differences(&a.sessions, &b.sessions),
         config_differences: config_differences(store, &a.sessions, &b.sessions)?,
         notes,
-        reproduce: reproduce(base, new, &a.sessions, &b.sessions, opts.delta_pct),
+        reproduce: reproduce(
+            base,
+            new,
+            &a.sessions,
+            &b.sessions,
+            opts.delta_pct,
+            machines.as_ref(),
+        ),
         seed: opts.seed,
+        machines,
     })
 }
 
@@ -897,6 +1041,7 @@ fn reproduce(
     a: &[SessionRow],
     b: &[SessionRow],
     delta_pct: Option<f64>,
+    machines: Option<&MachinesCompared>,
 ) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for s in a.iter().chain(b) {
@@ -913,10 +1058,18 @@ fn reproduce(
             lines.push(line);
         }
     }
-    lines.push(match delta_pct {
-        Some(d) => format!("kbench compare {base} {new} --delta {d}"),
-        None => format!("kbench compare {base} {new}"),
-    });
+    let mut compare = format!("kbench compare {base} {new}");
+    if let Some(d) = delta_pct {
+        compare.push_str(&format!(" --delta {d}"));
+    }
+    match machines {
+        Some(MachinesCompared::One { machine, .. }) => {
+            compare.push_str(&format!(" --machine '{}'", machine.replace('\'', r"'\''")));
+        }
+        Some(MachinesCompared::Across { .. }) => compare.push_str(" --across-machines"),
+        None => {}
+    }
+    lines.push(compare);
     lines
 }
 

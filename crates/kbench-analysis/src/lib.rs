@@ -13,7 +13,10 @@ pub mod modes;
 pub mod plausible;
 pub mod plots;
 
-pub use compare::{compare_labels, fails_on, ReportOptions, ALPHA, DEFAULT_DELTA_PCT};
+pub use compare::{
+    compare_labels, compare_labels_on, fails_on, machines_of, Machines, ReportOptions, ALPHA,
+    DEFAULT_DELTA_PCT,
+};
 pub use model::*;
 
 /// Why a comparison could not be made.

@@ -28,6 +28,26 @@ pub struct CompareReport {
     pub reproduce: Vec<String>,
     /// Seed of the bootstraps behind pooled-percentile rows.
     pub seed: u64,
+    /// Which machines' runs were compared, when the labels hold runs of more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines: Option<MachinesCompared>,
+}
+
+/// Which machines a comparison of labels spanning several used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MachinesCompared {
+    /// Only this machine's runs (`--machine`, or the one machine holding both labels);
+    /// the others' sessions were left out, and are named.
+    One {
+        machine: String,
+        base_left_out: Vec<String>,
+        new_left_out: Vec<String>,
+    },
+    /// `--across-machines`: every machine's runs, each machine one unit of
+    /// replication (its boots and sessions nested in it: rows counting boots count
+    /// machines).
+    Across { base: Vec<String>, new: Vec<String> },
 }
 
 /// One side's label and how much replication it has.

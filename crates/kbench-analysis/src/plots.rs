@@ -95,8 +95,8 @@ pub struct LatencyCurves {
 /// The plot data of `report`, read from the runs of its two labels.
 pub fn plot_data(store: &Store, report: &CompareReport) -> Result<PlotData, AnalysisError> {
     let (base_label, new_label) = (&report.base.label, &report.new.label);
-    let base = Side::load(store, base_label)?;
-    let new = Side::load(store, new_label)?;
+    let base = Side::load(store, base_label, report.machines.as_ref())?;
+    let new = Side::load(store, new_label, report.machines.as_ref())?;
     let workloads = report
         .rows
         .iter()
@@ -133,9 +133,19 @@ struct Side {
 }
 
 impl Side {
-    fn load(store: &Store, label: &str) -> Result<Side, AnalysisError> {
-        let runs = store.runs(label)?;
-        let sessions: Vec<SessionRow> = store.sessions(label)?;
+    /// The label's runs, of the one machine the comparison used when it used one.
+    fn load(
+        store: &Store,
+        label: &str,
+        machines: Option<&crate::MachinesCompared>,
+    ) -> Result<Side, AnalysisError> {
+        let mut runs = store.runs(label)?;
+        let mut sessions: Vec<SessionRow> = store.sessions(label)?;
+        if let Some(crate::MachinesCompared::One { machine, .. }) = machines {
+            sessions.retain(|s| s.machine.as_ref() == Some(machine));
+            let ids: std::collections::BTreeSet<i64> = sessions.iter().map(|s| s.id).collect();
+            runs.retain(|r| ids.contains(&r.session_id));
+        }
         let groups = group::group(&runs, &sessions);
         let (series, _) = group::series_runs(&runs, &sessions);
         Ok(Side {

@@ -2,8 +2,7 @@
 //! re-importable) or CSV (one line per value, for spreadsheets).
 use crate::json::RawJson;
 use crate::record::mark_legacy_primary;
-use crate::store::{AbSide, SessionWithRuns, Store, StoreError, StoredRun};
-use crate::NewSession;
+use crate::store::{AbSide, SessionRow, SessionWithRuns, Store, StoreError, StoredRun, SummaryRow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -31,53 +30,54 @@ pub struct Export {
 
 /// Everything stored under `label`.
 pub fn export_label(store: &Store, label: &str) -> Result<Export, StoreError> {
-    let runs = store.runs(label)?;
-    let summaries = store.summaries(label)?;
-    let rows = store.sessions(label)?;
+    let whole = whole_sessions(store, label)?;
     let mut kernel_configs = BTreeMap::new();
-    for hash in rows.iter().filter_map(|s| s.kernel_config_hash.as_ref()) {
-        if !kernel_configs.contains_key(hash) {
-            if let Some(text) = store.kernel_config_by_hash(hash)? {
-                kernel_configs.insert(hash.clone(), text);
+    for (row, _) in &whole {
+        if let Some(hash) = &row.kernel_config_hash {
+            if !kernel_configs.contains_key(hash) {
+                if let Some(text) = store.kernel_config_by_hash(hash)? {
+                    kernel_configs.insert(hash.clone(), text);
+                }
             }
         }
     }
-    let sessions = rows
-        .into_iter()
-        .map(|s| SessionWithRuns {
-            session: NewSession {
-                label: s.label.clone(),
-                kind: s.kind.clone(),
-                boot_id: s.boot_id.clone(),
-                started_unix_ns: s.started_unix_ns,
-                kbench_version: s.kbench_version.clone(),
-                command_line: s.command_line.clone(),
-                seed: s.seed,
-                environment: s.environment.clone(),
-                source: s.source.clone(),
-                interleave_group: s.interleave_group.clone(),
-            },
-            ended_unix_ns: s.ended_unix_ns,
-            runs: runs
-                .iter()
-                .filter(|r| r.session_id == s.id)
-                .map(|r| r.run.clone())
-                .collect(),
-            summaries: summaries
-                .iter()
-                .filter(|m| m.session_id == s.id)
-                .cloned()
-                .collect(),
-            kernel_config_hash: s.kernel_config_hash.clone(),
-        })
-        .collect();
     Ok(Export {
         format: EXPORT_FORMAT.into(),
         version: EXPORT_VERSION,
         label: label.into(),
-        sessions,
+        sessions: whole.into_iter().map(|(_, s)| s).collect(),
         kernel_configs,
     })
+}
+
+/// Every session of `label`, oldest first, each with its runs and summaries, beside
+/// its stored row (the export and `kbench push` read sessions whole).
+pub fn whole_sessions(
+    store: &Store,
+    label: &str,
+) -> Result<Vec<(SessionRow, SessionWithRuns)>, StoreError> {
+    let mut runs: BTreeMap<i64, Vec<StoredRun>> = BTreeMap::new();
+    for r in store.runs(label)? {
+        runs.entry(r.session_id).or_default().push(r.run);
+    }
+    let mut summaries: BTreeMap<i64, Vec<SummaryRow>> = BTreeMap::new();
+    for m in store.summaries(label)? {
+        summaries.entry(m.session_id).or_default().push(m);
+    }
+    Ok(store
+        .sessions(label)?
+        .into_iter()
+        .map(|s| {
+            let whole = SessionWithRuns {
+                session: s.as_new_session(),
+                ended_unix_ns: s.ended_unix_ns,
+                runs: runs.remove(&s.id).unwrap_or_default(),
+                summaries: summaries.remove(&s.id).unwrap_or_default(),
+                kernel_config_hash: s.kernel_config_hash.clone(),
+            };
+            (s, whole)
+        })
+        .collect())
 }
 
 /// Reads a kbench JSON export; `None` when the text is not one (another format).

@@ -208,7 +208,129 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     ALTER TABLE sessions ADD COLUMN kernel_config_hash TEXT REFERENCES kernel_configs(hash);
     "#,
+    // 6: a session's identity across databases (`kbench push` copies it once), and the
+    // machine it ran on (crate::machine_of: `host: model + model`), as a level.
+    r#"
+    ALTER TABLE sessions ADD COLUMN uuid TEXT;
+    ALTER TABLE sessions ADD COLUMN machine TEXT;
+    -- Random version-4 UUIDs for the sessions there are.
+    UPDATE sessions SET uuid = lower(
+        hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
+        substr(hex(randomblob(2)), 2) || '-' ||
+        substr('89AB', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' ||
+        hex(randomblob(6)));
+    CREATE UNIQUE INDEX sessions_by_uuid ON sessions(uuid);
+    UPDATE sessions SET machine =
+        CASE json_type(environment, '$.hostname')
+            WHEN 'text' THEN json_extract(environment, '$.hostname') ELSE 'unknown host' END
+        || coalesce(': ' || (SELECT group_concat(value, ' + ') FROM json_each(environment, '$.cpu_models')
+                             WHERE type = 'text'), '')
+    WHERE json_valid(environment) AND json_type(environment) = 'object';
+    CREATE INDEX sessions_by_machine ON sessions(machine, label);
+    "#,
 ];
+
+/// A PostgreSQL database starts at this version, with [`POSTGRES_BASELINE`]: no
+/// kbench wrote one before. Later versions add a migration to each list.
+pub const POSTGRES_BASELINE_VERSION: i64 = 6;
+
+/// The schema of [`POSTGRES_BASELINE_VERSION`], table for table and column for column
+/// the SQLite schema after its migrations (a test compares the two), in PostgreSQL's
+/// types: integers are BIGINT (flags 0 and 1 too, so one SQL text serves both).
+pub const POSTGRES_BASELINE: &str = r#"
+    CREATE TABLE kbench_schema (version BIGINT NOT NULL);
+    CREATE TABLE kernel_configs (
+        hash            TEXT PRIMARY KEY,
+        config          BYTEA NOT NULL
+    );
+    CREATE TABLE sessions (
+        id               BIGSERIAL PRIMARY KEY,
+        label            TEXT NOT NULL,
+        kind             TEXT NOT NULL,
+        boot_id          TEXT,
+        started_unix_ns  BIGINT NOT NULL,
+        ended_unix_ns    BIGINT,
+        kbench_version   TEXT NOT NULL,
+        command_line     TEXT NOT NULL,
+        seed             BIGINT,
+        environment      TEXT,
+        source_file      TEXT,
+        source_format    TEXT,
+        source_hash      TEXT,
+        interleave_group TEXT,
+        console_log      BYTEA,
+        kernel_config_hash TEXT REFERENCES kernel_configs(hash),
+        uuid             TEXT UNIQUE,
+        machine          TEXT
+    );
+    CREATE INDEX sessions_by_label ON sessions(label, started_unix_ns);
+    CREATE INDEX sessions_by_machine ON sessions(machine, label);
+    CREATE TABLE runs (
+        id              BIGSERIAL PRIMARY KEY,
+        session_id      BIGINT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        workload        TEXT NOT NULL,
+        params          TEXT NOT NULL,
+        variant         TEXT NOT NULL,
+        run_index       BIGINT NOT NULL,
+        warmup          BIGINT NOT NULL DEFAULT 0,
+        exit_status     BIGINT,
+        start_unix_ns   BIGINT,
+        end_unix_ns     BIGINT,
+        pinned_cpus     TEXT,
+        cpus_used       TEXT,
+        rusage          TEXT,
+        tasks           TEXT,
+        record          TEXT,
+        error           TEXT,
+        ab_side         TEXT
+    );
+    CREATE INDEX runs_by_session ON runs(session_id, run_index);
+    CREATE TABLE run_values (
+        run_id           BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        metric           TEXT NOT NULL,
+        value            DOUBLE PRECISION NOT NULL,
+        unit             TEXT NOT NULL,
+        higher_is_better BIGINT NOT NULL DEFAULT 0,
+        is_primary       BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, metric)
+    );
+    CREATE TABLE summaries (
+        id               BIGSERIAL PRIMARY KEY,
+        session_id       BIGINT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        workload         TEXT NOT NULL,
+        metric           TEXT NOT NULL,
+        unit             TEXT NOT NULL,
+        mean             DOUBLE PRECISION NOT NULL,
+        std_error        DOUBLE PRECISION NOT NULL,
+        n                BIGINT NOT NULL,
+        higher_is_better BIGINT NOT NULL DEFAULT 0,
+        is_primary       BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX summaries_by_session ON summaries(session_id);
+    CREATE TABLE calibrations (
+        id              BIGSERIAL PRIMARY KEY,
+        label           TEXT NOT NULL,
+        created_unix_ns BIGINT NOT NULL,
+        kbench_version  TEXT NOT NULL,
+        fingerprint     TEXT NOT NULL,
+        sessions        BIGINT NOT NULL,
+        boots           BIGINT NOT NULL
+    );
+    CREATE TABLE calibration_components (
+        calibration_id  BIGINT NOT NULL REFERENCES calibrations(id) ON DELETE CASCADE,
+        workload        TEXT NOT NULL,
+        params          TEXT NOT NULL,
+        variant         TEXT NOT NULL,
+        metric          TEXT NOT NULL,
+        pooled_quantile DOUBLE PRECISION,
+        components      TEXT NOT NULL
+    );
+    CREATE INDEX calibration_components_by_id ON calibration_components(calibration_id);
+"#;
+
+/// Migrations of a PostgreSQL database past [`POSTGRES_BASELINE_VERSION`], in order;
+/// each has its SQLite twin at the same index past the baseline in [`MIGRATIONS`].
+pub const POSTGRES_MIGRATIONS: &[&str] = &[];
 
 /// The schema version this kbench writes.
 pub fn current_version() -> i64 {

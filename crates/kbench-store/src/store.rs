@@ -1,15 +1,19 @@
-//! The run database: open and migrate, write sessions and runs, read them back.
+//! The run database: open and migrate, write sessions and runs, read them back, on
+//! either backend ([`crate::sqlite`], the default, or [`crate::postgres`], a lab's
+//! shared store), with the same queries and the same semantics.
 //!
-//! WAL and a busy timeout let two kbench processes write one database; every run is
-//! its own transaction, so a crash loses at most the run in flight.
+//! Every run is its own transaction, so a crash loses at most the run in flight; a
+//! session written whole (an import, a boot, a push) is one transaction.
+use crate::cells;
+use crate::db::{Cell, Db, Row};
 use crate::import::Imported;
 use crate::json::RawJson;
 use crate::kernel_config::{self, config_hash};
+use crate::location::Location;
 use crate::record::{legacy_primary, mark_legacy_primary};
-use crate::schema::{current_version, MIGRATIONS};
 use kbench_record::RunRecord;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +39,8 @@ pub enum StoreError {
     Unusable(String),
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("PostgreSQL: {}", crate::postgres::describe_error(.0))]
+    Postgres(#[from] ::postgres::Error),
     /// A stored value does not read back (a config that does not decompress).
     #[error("corrupt database: {0}")]
     Corrupt(String),
@@ -72,6 +78,10 @@ pub struct NewSession {
     /// for replication they are one session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleave_group: Option<String>,
+    /// The session's identity in every database it is copied to (`kbench push`,
+    /// export and import); made when the session is first stored if `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
 }
 
 /// Where an imported session came from.
@@ -296,6 +306,32 @@ pub struct SessionRow {
     /// The kernel config it ran on ([`Store::kernel_config_by_hash`]), when known.
     #[serde(default)]
     pub kernel_config_hash: Option<String>,
+    /// See [`NewSession::uuid`].
+    #[serde(default)]
+    pub uuid: String,
+    /// The machine it ran on ([`crate::machine_of`]), when its environment says.
+    #[serde(default)]
+    pub machine: Option<String>,
+}
+
+impl SessionRow {
+    /// The session as it was begun, to store it again elsewhere (export, push): the
+    /// same UUID, so it is never stored twice.
+    pub fn as_new_session(&self) -> NewSession {
+        NewSession {
+            label: self.label.clone(),
+            kind: self.kind.clone(),
+            boot_id: self.boot_id.clone(),
+            started_unix_ns: self.started_unix_ns,
+            kbench_version: self.kbench_version.clone(),
+            command_line: self.command_line.clone(),
+            seed: self.seed,
+            environment: self.environment.clone(),
+            source: self.source.clone(),
+            interleave_group: self.interleave_group.clone(),
+            uuid: Some(self.uuid.clone()).filter(|u| !u.is_empty()),
+        }
+    }
 }
 
 /// A stored summary-only result (perf stat -r).
@@ -341,6 +377,18 @@ pub struct SessionWithRuns {
     pub kernel_config_hash: Option<String>,
 }
 
+/// Which machines hold a label's sessions (`kbench list --machines`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineLabel {
+    /// [`crate::machine_of`]; `None` for sessions that recorded no environment.
+    pub machine: Option<String>,
+    pub label: String,
+    pub sessions: u64,
+    pub runs: u64,
+    pub first_unix_ns: u64,
+    pub last_unix_ns: u64,
+}
+
 /// One label at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelInfo {
@@ -352,191 +400,104 @@ pub struct LabelInfo {
     pub last_unix_ns: u64,
 }
 
+/// Which database a [`Store`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The run database, on either backend. Reads take `&self`, as the analysis shares
+/// one store; each call uses the connection alone, one after another.
 pub struct Store {
-    conn: Connection,
+    db: RefCell<Box<dyn Db>>,
+    /// Where it is, for messages: the file, or the server's URL without its password.
     path: PathBuf,
+    backend: Backend,
 }
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn to_u64(v: Option<i64>) -> Option<u64> {
-    v.and_then(|v| u64::try_from(v).ok())
-}
-
 fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
     value.as_ref().map(|v| v.to_string())
 }
 
-fn parse_json(text: Option<String>) -> Option<serde_json::Value> {
-    text.and_then(|t| serde_json::from_str(&t).ok())
+fn parse_json(text: Option<&str>) -> Option<serde_json::Value> {
+    text.and_then(|t| serde_json::from_str(t).ok())
+}
+
+/// A new session's identity: a random (version 4) UUID.
+pub fn new_session_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 impl Store {
-    /// Opens (creating it and its directory if needed) and migrates the database.
+    /// Opens (creating it and its directory if needed) and migrates the database at
+    /// `path`: an SQLite file, or a PostgreSQL server (a `postgres://` URL or a
+    /// directory holding its socket, [`Location::of`]).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if path.is_dir() {
-            return Err(StoreError::Unusable(format!(
-                "{}: a directory, not a kbench database",
-                path.display()
-            )));
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                StoreError::Unusable(format!("cannot create {}: {e}", dir.display()))
-            })?;
-        }
-        Store::open_with(path, rusqlite::OpenFlags::default())
+        Store::open_location(&Location::of(path), false)
     }
 
     /// Opens a database that must exist already, for the commands that only read: a
     /// mistyped path is an error, never a new empty database or directory. An empty
-    /// file is refused too, as opening it would make it a database.
+    /// file is refused too, as opening it would make it a database; a PostgreSQL
+    /// database without kbench's tables is refused rather than given them.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        let not_a_database = |what: &str| {
-            StoreError::Unusable(format!("{}: {what}, not a kbench database", path.display()))
-        };
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StoreError::Unusable(format!(
-                    "no kbench database at {} (kbench run --label NAME makes one)",
-                    path.display()
-                )))
-            }
-            Err(e) => return Err(StoreError::Unusable(format!("{}: {e}", path.display()))),
-            Ok(meta) if meta.is_dir() => return Err(not_a_database("a directory")),
-            Ok(meta) if meta.len() == 0 => return Err(not_a_database("an empty file")),
-            Ok(_) => {}
-        }
-        // Without SQLITE_OPEN_CREATE: a file removed since the check is not recreated.
-        let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
-        Store::open_with(path, flags)
+        Store::open_location(&Location::of(path), true)
     }
 
-    fn open_with(path: &Path, flags: rusqlite::OpenFlags) -> Result<Store, StoreError> {
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| unusable(path, e))?;
-        conn.busy_timeout(busy_timeout())?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
+    fn open_location(location: &Location, existing: bool) -> Result<Store, StoreError> {
+        let (db, backend): (Box<dyn Db>, Backend) = match location {
+            Location::Sqlite(path) if existing => (
+                Box::new(crate::sqlite::open_existing(path)?),
+                Backend::Sqlite,
+            ),
+            Location::Sqlite(path) => (Box::new(crate::sqlite::open(path)?), Backend::Sqlite),
+            Location::Postgres(target) => (
+                Box::new(crate::postgres::open(target, existing)?),
+                Backend::Postgres,
+            ),
         };
-        match store.configure() {
-            Ok(()) => {}
-            // A database we may read but not write still serves list, show, compare
-            // and export; a write then fails with one clear line.
-            Err(e) if is_read_only(&e) => return Store::open_read_only(path),
-            Err(e) => return Err(unusable(path, e)),
-        }
-        match store.migrate() {
-            Err(StoreError::Sqlite(e)) if is_read_only(&e) => Store::open_read_only(path),
-            other => other.map(|()| store),
-        }
-    }
-
-    /// Opens an existing, current database without writing to it. A WAL database
-    /// needs its shared-memory file, which a reader without write access cannot
-    /// create, so the file is opened as immutable: a snapshot for reporting.
-    fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-        let uri = format!("file:{}?immutable=1", uri_path(path));
-        let conn = Connection::open_with_flags(uri, flags).map_err(|e| unusable(path, e))?;
-        conn.busy_timeout(busy_timeout())?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| unusable(path, e))?;
-        if version != current_version() {
-            return Err(StoreError::Unusable(format!(
-                "{}: read-only, and at schema version {version} where this kbench needs {}",
-                path.display(),
-                current_version()
-            )));
-        }
         Ok(Store {
-            conn,
-            path: path.to_path_buf(),
+            db: RefCell::new(db),
+            path: PathBuf::from(location.display()),
+            backend,
         })
     }
 
+    /// The file, or the server's URL without its password.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn configure(&self) -> Result<(), rusqlite::Error> {
-        // Switching a new database to WAL needs it to itself, and SQLite answers
-        // SQLITE_BUSY at once rather than through the busy handler when another
-        // process opens it at the same moment: retry within the busy timeout.
-        let deadline = std::time::Instant::now() + busy_timeout();
-        loop {
-            match self.enable_wal() {
-                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                other => return other,
-            }
-        }
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
 
-    fn enable_wal(&self) -> Result<(), rusqlite::Error> {
-        // journal_mode answers with a row; the first real read also proves the file is
-        // SQLite at all.
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            let _: String = self
-                .conn
-                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        }
-        self.conn
-            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
+    fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
+        self.db.borrow_mut()
     }
 
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        // BEGIN IMMEDIATE takes the write lock first, so two kbench processes opening a
-        // new database at once migrate it once: the second sees the first's version.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version > current_version() {
-            return Err(StoreError::Unusable(format!(
-                "{}: schema version {version} is newer than this kbench understands ({})",
-                self.path.display(),
-                current_version()
-            )));
-        }
-        let tables: i64 = tx.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-            [],
-            |r| r.get(0),
-        )?;
-        if version == 0 && tables > 0 {
-            return Err(StoreError::Unusable(format!(
-                "{}: an SQLite database, but not a kbench one",
-                self.path.display()
-            )));
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tx.execute_batch(sql)?;
-            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
-        }
-        tx.commit()?;
-        Ok(())
+    fn in_transaction<T>(
+        &mut self,
+        work: impl FnOnce(&mut dyn Db) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.db.get_mut().as_mut().in_transaction(work)
     }
 
     /// Starts a session; returns its id.
     pub fn begin_session(&mut self, s: &NewSession) -> Result<i64, StoreError> {
-        insert_session(&self.conn, s)
+        self.in_transaction(|db| insert_session(db, s))
     }
 
     /// Records the session's end time.
     pub fn end_session(&mut self, id: i64, ended_unix_ns: u64) -> Result<(), StoreError> {
-        self.conn.execute(
+        self.db().execute(
             "UPDATE sessions SET ended_unix_ns = ?1 WHERE id = ?2",
-            params![to_i64(ended_unix_ns), id],
+            cells![to_i64(ended_unix_ns), id],
         )?;
         Ok(())
     }
@@ -544,58 +505,55 @@ impl Store {
     /// Keeps a boot's console log with its session, gzip-compressed (a quick-suite
     /// boot's log is megabytes of base64 that compresses about fourfold).
     pub fn set_console_log(&mut self, session_id: i64, log: &str) -> Result<(), StoreError> {
-        self.conn.execute(
+        self.db().execute(
             "UPDATE sessions SET console_log = ?1 WHERE id = ?2",
-            params![crate::kernel_config::gzip(log), session_id],
+            cells![kernel_config::gzip(log), session_id],
         )?;
         Ok(())
     }
 
     /// The console log kept with a session (gzip bytes), if any.
     pub fn console_log(&self, session_id: i64) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.conn.query_row(
+        let row = self.db().as_mut().query_opt(
             "SELECT console_log FROM sessions WHERE id = ?1",
-            params![session_id],
-            |r| r.get(0),
-        )?)
+            cells![session_id],
+        )?;
+        match row {
+            Some(mut row) => row.take_blob(0),
+            None => Ok(None),
+        }
     }
 
     /// Keeps the kernel config `text` a session ran on, once per content: sessions of
     /// one config share its row. Returns its hash ([`config_hash`]).
     pub fn set_kernel_config(&mut self, session_id: i64, text: &str) -> Result<String, StoreError> {
-        let tx = self.write_transaction()?;
-        let hash = set_kernel_config_tx(&tx, session_id, text)?;
-        tx.commit()?;
-        Ok(hash)
+        self.in_transaction(|db| set_kernel_config_tx(db, session_id, text))
     }
 
     /// The kernel config a session ran on, if it is known.
     pub fn kernel_config(&self, session_id: i64) -> Result<Option<String>, StoreError> {
-        let hash: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT kernel_config_hash FROM sessions WHERE id = ?1",
-                params![session_id],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
-        match hash {
-            Some(hash) => self.kernel_config_by_hash(&hash),
+        let row = self.db().as_mut().query_opt(
+            "SELECT kernel_config_hash FROM sessions WHERE id = ?1",
+            cells![session_id],
+        )?;
+        match row {
+            Some(mut row) => match row.take_text(0)? {
+                Some(hash) => self.kernel_config_by_hash(&hash),
+                None => Ok(None),
+            },
             None => Ok(None),
         }
     }
 
     /// The kernel config stored under `hash` ([`SessionRow::kernel_config_hash`]).
     pub fn kernel_config_by_hash(&self, hash: &str) -> Result<Option<String>, StoreError> {
-        let gzip: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT config FROM kernel_configs WHERE hash = ?1",
-                params![hash],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let gzip = match self.db().as_mut().query_opt(
+            "SELECT config FROM kernel_configs WHERE hash = ?1",
+            cells![hash],
+        )? {
+            Some(mut row) => row.take_blob(0)?,
+            None => None,
+        };
         gzip.map(|bytes| {
             kernel_config::gunzip(&bytes)
                 .map_err(|e| StoreError::Corrupt(format!("kernel config {hash}: {e}")))
@@ -603,84 +561,71 @@ impl Store {
         .transpose()
     }
 
-    /// A transaction that takes the write lock at its start (BEGIN IMMEDIATE). A
-    /// deferred one that reads before it writes cannot be promoted once another
-    /// connection has committed since its read (SQLITE_BUSY_SNAPSHOT, which the busy
-    /// timeout does not wait out), so two kbench writing one database would fail.
-    fn write_transaction(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
-        Ok(self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
-    }
-
     /// Stores one run and its values in one transaction.
     pub fn insert_run(&mut self, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
-        let tx = self.write_transaction()?;
-        let id = insert_run_tx(&tx, session_id, run)?;
-        tx.commit()?;
-        Ok(id)
+        self.in_transaction(|db| insert_run_tx(db, session_id, run))
     }
 
     /// Stores a whole imported file as one session, in one transaction: all or nothing.
     pub fn import(&mut self, session: &NewSession, imported: &Imported) -> Result<i64, StoreError> {
-        let tx = self.write_transaction()?;
-        let session_id = insert_session(&tx, session)?;
-        for (index, run) in imported.runs.iter().enumerate() {
-            let stored = StoredRun {
-                workload: run.workload.clone(),
-                params: run.params.clone(),
-                variant: run.variant.clone(),
-                run_index: index as u32,
-                exit_status: run.exit_status,
-                values: run.values.iter().map(Value::from).collect(),
-                ..StoredRun::default()
-            };
-            insert_run_tx(&tx, session_id, &stored)?;
-        }
-        for s in &imported.summaries {
-            let row = SummaryRow {
-                session_id,
-                workload: s.workload.clone(),
-                metric: s.metric.clone(),
-                unit: s.unit.clone(),
-                mean: s.mean,
-                std_error: s.std_error,
-                n: s.n,
-                higher_is_better: s.higher_is_better,
-                primary: s.primary,
-            };
-            insert_summary(&tx, session_id, &row)?;
-        }
-        tx.execute(
-            "UPDATE sessions SET ended_unix_ns = started_unix_ns WHERE id = ?1",
-            params![session_id],
-        )?;
-        tx.commit()?;
-        Ok(session_id)
+        self.in_transaction(|db| {
+            let session_id = insert_session(db, session)?;
+            for (index, run) in imported.runs.iter().enumerate() {
+                let stored = StoredRun {
+                    workload: run.workload.clone(),
+                    params: run.params.clone(),
+                    variant: run.variant.clone(),
+                    run_index: index as u32,
+                    exit_status: run.exit_status,
+                    values: run.values.iter().map(Value::from).collect(),
+                    ..StoredRun::default()
+                };
+                insert_run_tx(db, session_id, &stored)?;
+            }
+            for s in &imported.summaries {
+                let row = SummaryRow {
+                    session_id,
+                    workload: s.workload.clone(),
+                    metric: s.metric.clone(),
+                    unit: s.unit.clone(),
+                    mean: s.mean,
+                    std_error: s.std_error,
+                    n: s.n,
+                    higher_is_better: s.higher_is_better,
+                    primary: s.primary,
+                };
+                insert_summary(db, session_id, &row)?;
+            }
+            db.execute(
+                "UPDATE sessions SET ended_unix_ns = started_unix_ns WHERE id = ?1",
+                cells![session_id],
+            )?;
+            Ok(session_id)
+        })
     }
 
     /// Stores one booted kernel's session whole, in one transaction: the session, its
     /// console log (gzip), its kernel config, its runs and its end. A kill midway leaves
     /// no session with half its runs.
     pub fn insert_boot(&mut self, boot: &NewBoot<'_>) -> Result<i64, StoreError> {
-        let tx = self.write_transaction()?;
-        let id = insert_session(&tx, boot.session)?;
-        tx.execute(
-            "UPDATE sessions SET console_log = ?1, ended_unix_ns = ?2 WHERE id = ?3",
-            params![
-                crate::kernel_config::gzip(boot.console_log),
-                to_i64(boot.ended_unix_ns),
-                id
-            ],
-        )?;
-        if let Some(text) = boot.kernel_config {
-            set_kernel_config_tx(&tx, id, text)?;
-        }
-        for run in boot.runs {
-            insert_run_tx(&tx, id, run)?;
-        }
-        tx.commit()?;
-        Ok(id)
+        self.in_transaction(|db| {
+            let id = insert_session(db, boot.session)?;
+            db.execute(
+                "UPDATE sessions SET console_log = ?1, ended_unix_ns = ?2 WHERE id = ?3",
+                cells![
+                    kernel_config::gzip(boot.console_log),
+                    to_i64(boot.ended_unix_ns),
+                    id
+                ],
+            )?;
+            if let Some(text) = boot.kernel_config {
+                set_kernel_config_tx(db, id, text)?;
+            }
+            for run in boot.runs {
+                insert_run_tx(db, id, run)?;
+            }
+            Ok(id)
+        })
     }
 
     /// Stores whole sessions with their runs, summaries and kernel configs (their text
@@ -691,54 +636,112 @@ impl Store {
         sessions: &[SessionWithRuns],
         kernel_configs: &BTreeMap<String, String>,
     ) -> Result<Vec<i64>, StoreError> {
-        let tx = self.write_transaction()?;
-        let mut ids = Vec::new();
-        for s in sessions {
-            let id = insert_session(&tx, &s.session)?;
-            if let Some(ended) = s.ended_unix_ns {
-                tx.execute(
-                    "UPDATE sessions SET ended_unix_ns = ?1 WHERE id = ?2",
-                    params![to_i64(ended), id],
-                )?;
+        self.in_transaction(|db| {
+            let mut ids = Vec::new();
+            for s in sessions {
+                let config = s
+                    .kernel_config_hash
+                    .as_ref()
+                    .and_then(|h| kernel_configs.get(h));
+                ids.push(insert_whole_session(
+                    db,
+                    s,
+                    config.map(String::as_str),
+                    None,
+                )?);
             }
-            for run in &s.runs {
-                insert_run_tx(&tx, id, run)?;
+            Ok(ids)
+        })
+    }
+
+    /// Copies one whole session, with its console log and kernel config, in one
+    /// transaction, unless a session of its UUID is here already (`kbench push`: the
+    /// same session pushed twice, or by two pushes at once). Returns whether it was
+    /// stored now.
+    pub fn insert_pushed(&mut self, session: &PushedSession) -> Result<bool, StoreError> {
+        self.in_transaction(|db| {
+            let Some(uuid) = session.whole.session.uuid.as_deref() else {
+                return Err(StoreError::Unusable(
+                    "a pushed session must carry its UUID".into(),
+                ));
+            };
+            if session_by_uuid(db, uuid)?.is_some() {
+                return Ok(false);
             }
-            for m in &s.summaries {
-                insert_summary(&tx, id, m)?;
+            insert_whole_session(
+                db,
+                &session.whole,
+                session.kernel_config.as_deref(),
+                session.console_log_gzip.as_deref(),
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// The UUIDs of the sessions of `label`.
+    pub fn session_uuids(&self, label: &str) -> Result<BTreeSet<String>, StoreError> {
+        let rows = self
+            .db()
+            .query("SELECT uuid FROM sessions WHERE label = ?1", cells![label])?;
+        let mut uuids = BTreeSet::new();
+        for row in rows {
+            if let Some(uuid) = row.opt_str(0)? {
+                uuids.insert(uuid.to_string());
             }
-            let config = s
-                .kernel_config_hash
-                .as_ref()
-                .and_then(|h| kernel_configs.get(h));
-            if let Some(text) = config {
-                set_kernel_config_tx(&tx, id, text)?;
-            }
-            ids.push(id);
         }
-        tx.commit()?;
-        Ok(ids)
+        Ok(uuids)
     }
 
     /// Every label with its counts (runs: the measured ones), oldest first.
     pub fn labels(&self) -> Result<Vec<LabelInfo>, StoreError> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
-                    min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
-             FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
-             GROUP BY s.label ORDER BY min(s.started_unix_ns)"
-        ))?;
-        let rows = stmt.query_map([], |r| {
-            Ok(LabelInfo {
-                label: r.get(0)?,
-                sessions: r.get::<_, i64>(1)? as u64,
-                runs: r.get::<_, i64>(2)? as u64,
-                boots: r.get::<_, i64>(3)? as u64,
-                first_unix_ns: r.get::<_, i64>(4)? as u64,
-                last_unix_ns: r.get::<_, i64>(5)? as u64,
+        let rows = self.db().query(
+            &format!(
+                "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
+                        min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
+                 FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
+                 GROUP BY s.label ORDER BY min(s.started_unix_ns), s.label"
+            ),
+            &[],
+        )?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(LabelInfo {
+                    label: r.str(0)?.to_string(),
+                    sessions: r.u64(1)?,
+                    runs: r.u64(2)?,
+                    boots: r.u64(3)?,
+                    first_unix_ns: r.u64(4)?,
+                    last_unix_ns: r.u64(5)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            .collect()
+    }
+
+    /// Which machines hold which labels: per machine and label, the sessions and
+    /// measured runs, machine then first session order.
+    pub fn machine_labels(&self) -> Result<Vec<MachineLabel>, StoreError> {
+        let rows = self.db().query(
+            &format!(
+                "SELECT s.machine, s.label, count(DISTINCT s.id), count(r.id),
+                        min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
+                 FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
+                 GROUP BY s.machine, s.label
+                 ORDER BY s.machine IS NULL, s.machine, min(s.started_unix_ns), s.label"
+            ),
+            &[],
+        )?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(MachineLabel {
+                    machine: r.opt_str(0)?.map(str::to_string),
+                    label: r.str(1)?.to_string(),
+                    sessions: r.u64(2)?,
+                    runs: r.u64(3)?,
+                    first_unix_ns: r.u64(4)?,
+                    last_unix_ns: r.u64(5)?,
+                })
+            })
+            .collect()
     }
 
     /// Whether `label` already has a session started at `started_unix_ns` on boot
@@ -750,155 +753,145 @@ impl Store {
         boot_id: Option<&str>,
     ) -> Result<bool, StoreError> {
         Ok(self
-            .conn
-            .query_row(
+            .db()
+            .as_mut()
+            .query_opt(
                 "SELECT 1 FROM sessions WHERE label = ?1 AND started_unix_ns = ?2
                  AND coalesce(boot_id, '') = coalesce(?3, '') LIMIT 1",
-                params![label, to_i64(started_unix_ns), boot_id],
-                |_| Ok(()),
-            )
-            .optional()?
+                cells![label, to_i64(started_unix_ns), boot_id],
+            )?
             .is_some())
+    }
+
+    /// Whether a session of this UUID is stored (under any label).
+    pub fn has_uuid(&self, uuid: &str) -> Result<bool, StoreError> {
+        Ok(self.label_of_uuid(uuid)?.is_some())
+    }
+
+    /// The label of the session of this UUID, if one is stored.
+    pub fn label_of_uuid(&self, uuid: &str) -> Result<Option<String>, StoreError> {
+        match self
+            .db()
+            .as_mut()
+            .query_opt("SELECT label FROM sessions WHERE uuid = ?1", cells![uuid])?
+        {
+            Some(mut row) => row.take_text(0),
+            None => Ok(None),
+        }
     }
 
     /// Whether `label` has a session imported from a file of content `content_hash`
     /// (the same file imported twice).
     pub fn has_source_content(&self, label: &str, content_hash: &str) -> Result<bool, StoreError> {
         Ok(self
-            .conn
-            .query_row(
+            .db()
+            .as_mut()
+            .query_opt(
                 "SELECT 1 FROM sessions WHERE label = ?1 AND source_hash = ?2 LIMIT 1",
-                params![label, content_hash],
-                |_| Ok(()),
-            )
-            .optional()?
+                cells![label, content_hash],
+            )?
             .is_some())
     }
 
     /// Whether any session carries `label`.
     pub fn has_label(&self, label: &str) -> Result<bool, StoreError> {
         Ok(self
-            .conn
-            .query_row(
+            .db()
+            .as_mut()
+            .query_opt(
                 "SELECT 1 FROM sessions WHERE label = ?1 LIMIT 1",
-                params![label],
-                |_| Ok(()),
-            )
-            .optional()?
+                cells![label],
+            )?
             .is_some())
     }
 
     /// The sessions of `label`, oldest first.
     pub fn sessions(&self, label: &str) -> Result<Vec<SessionRow>, StoreError> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT s.id, s.label, s.kind, s.boot_id, s.started_unix_ns, s.ended_unix_ns,
-                    s.kbench_version, s.command_line, s.seed, s.environment,
-                    s.source_file, s.source_format, s.source_hash,
-                    (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL}),
-                    s.interleave_group, s.kernel_config_hash
-             FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
-        ))?;
-        let rows = stmt.query_map(params![label], |r| {
-            Ok(SessionRow {
-                id: r.get(0)?,
-                label: r.get(1)?,
-                kind: r.get(2)?,
-                boot_id: r.get(3)?,
-                started_unix_ns: r.get::<_, i64>(4)? as u64,
-                ended_unix_ns: to_u64(r.get(5)?),
-                kbench_version: r.get(6)?,
-                command_line: r.get(7)?,
-                seed: to_u64(r.get(8)?),
-                environment: parse_json(r.get(9)?),
-                source: r.get::<_, Option<String>>(10)?.map(|file| ImportSource {
-                    file,
-                    format: r
-                        .get::<_, Option<String>>(11)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_default(),
-                    content_hash: r.get(12).ok().flatten(),
-                }),
-                runs: r.get::<_, i64>(13)? as u64,
-                interleave_group: r.get(14)?,
-                kernel_config_hash: r.get(15)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let rows = self.db().query(
+            &format!(
+                "SELECT s.id, s.label, s.kind, s.boot_id, s.started_unix_ns, s.ended_unix_ns,
+                        s.kbench_version, s.command_line, s.seed, s.environment,
+                        s.source_file, s.source_format, s.source_hash,
+                        (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL}),
+                        s.interleave_group, s.kernel_config_hash, s.uuid, s.machine
+                 FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
+            ),
+            cells![label],
+        )?;
+        rows.into_iter().map(session_row).collect()
     }
 
     /// Every run of `label` (warm-ups included, flagged), in session then run order,
     /// each with its values in metric order. Two queries whatever the number of runs;
     /// the JSON columns stay text until asked for ([`StoredRun::record`]).
     pub fn runs(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let rows = self.db().query(
             "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params, r.variant,
                     r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
                     r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side
              FROM runs r JOIN sessions s ON s.id = r.session_id
              WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id",
+            cells![label],
         )?;
         // Runs of one workload share their parameters: parse each distinct text once.
         let mut last_params: Option<(String, BTreeMap<String, serde_json::Value>)> = None;
-        let mut rows: Vec<RunRow> = stmt
-            .query_map(params![label], |r| {
-                let params_text = r.get_ref(4)?.as_str()?;
-                let params = match &last_params {
-                    Some((text, params)) if text == params_text => params.clone(),
-                    _ => {
-                        let params: BTreeMap<String, serde_json::Value> =
-                            serde_json::from_str(params_text).unwrap_or_default();
-                        last_params = Some((params_text.to_string(), params.clone()));
-                        params
-                    }
-                };
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    session_id: r.get(1)?,
-                    label: label.to_string(),
-                    boot_id: r.get(2)?,
-                    run: StoredRun {
-                        workload: r.get(3)?,
-                        params,
-                        variant: r.get(5)?,
-                        run_index: r.get::<_, i64>(6)? as u32,
-                        warmup: r.get::<_, i64>(7)? != 0,
-                        exit_status: r.get(8)?,
-                        start_unix_ns: to_u64(r.get(9)?),
-                        end_unix_ns: to_u64(r.get(10)?),
-                        pinned_cpus: r.get(11)?,
-                        cpus_used: r.get(12)?,
-                        rusage: r.get::<_, Option<String>>(13)?.map(RawJson::from_stored),
-                        tasks: r.get::<_, Option<String>>(14)?.map(RawJson::from_stored),
-                        record: r.get::<_, Option<String>>(15)?.map(RawJson::from_stored),
-                        values: Vec::new(),
-                        error: r.get(16)?,
-                        ab_side: r
-                            .get::<_, Option<String>>(17)?
-                            .and_then(|t| serde_json::from_str(&t).ok()),
-                    },
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        self.attach_values(label, &mut rows)?;
-        Ok(rows)
+        let mut runs = Vec::with_capacity(rows.len());
+        for mut r in rows {
+            let params_text = r.text(4)?;
+            let params = match &last_params {
+                Some((text, params)) if *text == params_text => params.clone(),
+                _ => {
+                    let params: BTreeMap<String, serde_json::Value> =
+                        serde_json::from_str(&params_text).unwrap_or_default();
+                    last_params = Some((params_text, params.clone()));
+                    params
+                }
+            };
+            runs.push(RunRow {
+                id: r.i64(0)?,
+                session_id: r.i64(1)?,
+                label: label.to_string(),
+                boot_id: r.take_text(2)?,
+                run: StoredRun {
+                    workload: r.text(3)?,
+                    params,
+                    variant: r.text(5)?,
+                    run_index: u32::try_from(r.i64(6)?).unwrap_or(u32::MAX),
+                    warmup: r.flag(7)?,
+                    exit_status: r.opt_i64(8)?.and_then(|v| i32::try_from(v).ok()),
+                    start_unix_ns: r.opt_u64(9)?,
+                    end_unix_ns: r.opt_u64(10)?,
+                    pinned_cpus: r.take_text(11)?,
+                    cpus_used: r.take_text(12)?,
+                    rusage: r.take_text(13)?.map(RawJson::from_stored),
+                    tasks: r.take_text(14)?.map(RawJson::from_stored),
+                    record: r.take_text(15)?.map(RawJson::from_stored),
+                    values: Vec::new(),
+                    error: r.take_text(16)?,
+                    ab_side: r.opt_str(17)?.and_then(|t| serde_json::from_str(t).ok()),
+                },
+            });
+        }
+        self.attach_values(label, &mut runs)?;
+        Ok(runs)
     }
 
     /// The values of every run of `label`, in one query, onto `rows`.
     fn attach_values(&self, label: &str, rows: &mut [RunRow]) -> Result<(), StoreError> {
         let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         // No ORDER BY: SQLite walks run_values by its (run_id, metric) key, so the rows
-        // come grouped by run; the metric order is made sure of below.
-        let mut stmt = self.conn.prepare_cached(
+        // come grouped by run; any order is taken, and the metric order is made sure of
+        // below.
+        let values = self.db().query(
             "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary
              FROM run_values v JOIN runs r ON r.id = v.run_id
                   JOIN sessions s ON s.id = r.session_id
              WHERE s.label = ?1",
+            cells![label],
         )?;
-        let mut values = stmt.query(params![label])?;
         let mut current: Option<(i64, usize)> = None;
-        while let Some(r) = values.next()? {
-            let run_id: i64 = r.get(0)?;
+        for mut r in values {
+            let run_id = r.i64(0)?;
             let i = match current {
                 Some((id, i)) if id == run_id => i,
                 _ => match index.get(&run_id) {
@@ -906,15 +899,16 @@ impl Store {
                         current = Some((run_id, i));
                         i
                     }
+                    // A run committed between the two queries.
                     None => continue,
                 },
             };
             rows[i].run.values.push(Value {
-                metric: r.get(1)?,
-                value: r.get(2)?,
-                unit: r.get(3)?,
-                higher_is_better: r.get::<_, i64>(4)? != 0,
-                primary: r.get::<_, i64>(5)? != 0,
+                metric: r.text(1)?,
+                value: r.f64(2)?,
+                unit: r.text(3)?,
+                higher_is_better: r.flag(4)?,
+                primary: r.flag(5)?,
             });
         }
         for row in rows {
@@ -929,26 +923,29 @@ impl Store {
 
     /// The summary-only results of `label`.
     pub fn summaries(&self, label: &str) -> Result<Vec<SummaryRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.db().query(
             "SELECT m.session_id, m.workload, m.metric, m.unit, m.mean, m.std_error, m.n,
                     m.higher_is_better, m.is_primary
              FROM summaries m JOIN sessions s ON s.id = m.session_id
              WHERE s.label = ?1 ORDER BY m.id",
+            cells![label],
         )?;
-        let rows = stmt.query_map(params![label], |r| {
-            Ok(SummaryRow {
-                session_id: r.get(0)?,
-                workload: r.get(1)?,
-                metric: r.get(2)?,
-                unit: r.get(3)?,
-                mean: r.get(4)?,
-                std_error: r.get(5)?,
-                n: r.get::<_, i64>(6)? as u64,
-                higher_is_better: r.get::<_, i64>(7)? != 0,
-                primary: r.get::<_, i64>(8)? != 0,
+        let mut rows: Vec<SummaryRow> = rows
+            .into_iter()
+            .map(|mut r| {
+                Ok(SummaryRow {
+                    session_id: r.i64(0)?,
+                    workload: r.text(1)?,
+                    metric: r.text(2)?,
+                    unit: r.text(3)?,
+                    mean: r.f64(4)?,
+                    std_error: r.f64(5)?,
+                    n: r.u64(6)?,
+                    higher_is_better: r.flag(7)?,
+                    primary: r.flag(8)?,
+                })
             })
-        })?;
-        let mut rows: Vec<SummaryRow> = rows.collect::<Result<_, _>>()?;
+            .collect::<Result<_, StoreError>>()?;
         // Rows of an older kbench: the legacy primary of each session's workload.
         let marked: BTreeSet<(i64, String)> = rows
             .iter()
@@ -965,177 +962,212 @@ impl Store {
 
     /// Stores a calibration and its components in one transaction.
     pub fn insert_calibration(&mut self, c: &NewCalibration) -> Result<i64, StoreError> {
-        let tx = self.write_transaction()?;
-        tx.execute(
-            "INSERT INTO calibrations (label, created_unix_ns, kbench_version, fingerprint,
-                                       sessions, boots)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                c.label,
-                to_i64(c.created_unix_ns),
-                c.kbench_version,
-                c.fingerprint.to_string(),
-                to_i64(c.sessions),
-                to_i64(c.boots)
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        for m in &c.components {
-            tx.execute(
-                "INSERT INTO calibration_components (calibration_id, workload, params, variant,
-                                                     metric, pooled_quantile, components)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    id,
-                    m.workload,
-                    m.params,
-                    m.variant,
-                    m.metric,
-                    m.pooled_quantile,
-                    m.components.to_string()
-                ],
-            )?;
-        }
-        tx.commit()?;
-        Ok(id)
+        self.in_transaction(|db| {
+            let id = db
+                .query_one(
+                    "INSERT INTO calibrations (label, created_unix_ns, kbench_version, fingerprint,
+                                               sessions, boots)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                    cells![
+                        &c.label,
+                        to_i64(c.created_unix_ns),
+                        &c.kbench_version,
+                        c.fingerprint.to_string(),
+                        to_i64(c.sessions),
+                        to_i64(c.boots)
+                    ],
+                )?
+                .i64(0)?;
+            for m in &c.components {
+                db.execute(
+                    "INSERT INTO calibration_components (calibration_id, workload, params, variant,
+                                                         metric, pooled_quantile, components)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    cells![
+                        id,
+                        &m.workload,
+                        &m.params,
+                        &m.variant,
+                        &m.metric,
+                        m.pooled_quantile,
+                        m.components.to_string()
+                    ],
+                )?;
+            }
+            Ok(id)
+        })
     }
 
     /// Every calibration, oldest first.
     pub fn calibrations(&self) -> Result<Vec<CalibrationRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.db().query(
             "SELECT id, label, created_unix_ns, kbench_version, fingerprint, sessions, boots
              FROM calibrations ORDER BY created_unix_ns, id",
+            &[],
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(CalibrationRow {
-                id: r.get(0)?,
-                label: r.get(1)?,
-                created_unix_ns: r.get::<_, i64>(2)? as u64,
-                kbench_version: r.get(3)?,
-                fingerprint: parse_json(r.get(4)?).unwrap_or_default(),
-                sessions: r.get::<_, i64>(5)? as u64,
-                boots: r.get::<_, i64>(6)? as u64,
+        rows.into_iter()
+            .map(|mut r| {
+                Ok(CalibrationRow {
+                    id: r.i64(0)?,
+                    label: r.text(1)?,
+                    created_unix_ns: r.u64(2)?,
+                    kbench_version: r.text(3)?,
+                    fingerprint: parse_json(r.opt_str(4)?).unwrap_or_default(),
+                    sessions: r.u64(5)?,
+                    boots: r.u64(6)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            .collect()
     }
 
     /// The components of calibration `id`.
     pub fn calibration_components(&self, id: i64) -> Result<Vec<CalibrationComponent>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.db().query(
             "SELECT workload, params, variant, metric, pooled_quantile, components
              FROM calibration_components WHERE calibration_id = ?1",
+            cells![id],
         )?;
-        let rows = stmt.query_map(params![id], |r| {
-            Ok(CalibrationComponent {
-                workload: r.get(0)?,
-                params: r.get(1)?,
-                variant: r.get(2)?,
-                metric: r.get(3)?,
-                pooled_quantile: r.get(4)?,
-                components: parse_json(r.get(5)?).unwrap_or_default(),
+        rows.into_iter()
+            .map(|mut r| {
+                Ok(CalibrationComponent {
+                    workload: r.text(0)?,
+                    params: r.text(1)?,
+                    variant: r.text(2)?,
+                    metric: r.text(3)?,
+                    pooled_quantile: r.opt_f64(4)?,
+                    components: parse_json(r.opt_str(5)?).unwrap_or_default(),
+                })
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            .collect()
     }
 
-    /// `PRAGMA integrity_check`'s answer: "ok" for a sound database.
+    /// The database's own consistency check: "ok" for a sound database.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+        self.db().integrity_check()
     }
 }
 
-/// A path for an SQLite `file:` URI: the characters URIs reserve, percent-encoded.
-fn uri_path(path: &Path) -> String {
-    let mut out = String::new();
-    for c in path.to_string_lossy().chars() {
-        match c {
-            '%' | '?' | '#' => out.push_str(&format!("%{:02X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
+/// A session with everything `kbench push` copies: its runs and summaries, and the
+/// console log and kernel config kept with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushedSession {
+    pub whole: SessionWithRuns,
+    pub console_log_gzip: Option<Vec<u8>>,
+    pub kernel_config: Option<String>,
 }
 
-/// Whether SQLite refused a write because the file (or its directory) is read-only.
-pub fn is_read_only(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
-    )
+fn session_row(mut r: Row) -> Result<SessionRow, StoreError> {
+    let source = match r.take_text(10)? {
+        Some(file) => Some(ImportSource {
+            file,
+            format: r.take_text(11)?.unwrap_or_default(),
+            content_hash: r.take_text(12)?,
+        }),
+        None => None,
+    };
+    Ok(SessionRow {
+        id: r.i64(0)?,
+        label: r.text(1)?,
+        kind: r.text(2)?,
+        boot_id: r.take_text(3)?,
+        started_unix_ns: r.u64(4)?,
+        ended_unix_ns: r.opt_u64(5)?,
+        kbench_version: r.text(6)?,
+        command_line: r.text(7)?,
+        seed: r.opt_u64(8)?,
+        environment: parse_json(r.opt_str(9)?),
+        source,
+        runs: r.u64(13)?,
+        interleave_group: r.take_text(14)?,
+        kernel_config_hash: r.take_text(15)?,
+        uuid: r.take_text(16)?.unwrap_or_default(),
+        machine: r.take_text(17)?,
+    })
 }
 
-/// Whether a write failed for want of space (SQLITE_FULL).
-pub fn is_disk_full(e: &rusqlite::Error) -> bool {
-    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+fn session_by_uuid(db: &mut dyn Db, uuid: &str) -> Result<Option<i64>, StoreError> {
+    db.query_opt("SELECT id FROM sessions WHERE uuid = ?1", cells![uuid])?
+        .map(|r| r.i64(0))
+        .transpose()
 }
 
-/// Whether another connection held the lock past the busy timeout.
-pub fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
-
-fn unusable(path: &Path, e: rusqlite::Error) -> StoreError {
-    StoreError::Unusable(format!(
-        "{}: not a usable kbench database ({e})",
-        path.display()
-    ))
-}
-
-fn insert_session(conn: &Connection, s: &NewSession) -> Result<i64, StoreError> {
-    conn.execute(
+fn insert_session(db: &mut dyn Db, s: &NewSession) -> Result<i64, StoreError> {
+    let uuid = s.uuid.clone().unwrap_or_else(new_session_uuid);
+    let machine = crate::machine::machine_of(s.environment.as_ref());
+    let row = db.query_one(
         "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
                                command_line, seed, environment,
-                               source_file, source_format, source_hash, interleave_group)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        params![
-            s.label,
-            s.kind,
-            s.boot_id,
+                               source_file, source_format, source_hash, interleave_group,
+                               uuid, machine)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id",
+        cells![
+            &s.label,
+            &s.kind,
+            s.boot_id.as_ref(),
             to_i64(s.started_unix_ns),
-            s.kbench_version,
-            s.command_line,
+            &s.kbench_version,
+            &s.command_line,
             s.seed.map(to_i64),
             json_text(&s.environment),
             s.source.as_ref().map(|s| &s.file),
             s.source.as_ref().map(|s| &s.format),
             s.source.as_ref().and_then(|s| s.content_hash.as_ref()),
-            s.interleave_group,
+            s.interleave_group.as_ref(),
+            uuid,
+            machine,
         ],
     )?;
-    Ok(conn.last_insert_rowid())
+    row.i64(0)
+}
+
+/// Inserts a session with everything in it (within the caller's transaction).
+fn insert_whole_session(
+    db: &mut dyn Db,
+    s: &SessionWithRuns,
+    kernel_config: Option<&str>,
+    console_log_gzip: Option<&[u8]>,
+) -> Result<i64, StoreError> {
+    let id = insert_session(db, &s.session)?;
+    if let Some(ended) = s.ended_unix_ns {
+        db.execute(
+            "UPDATE sessions SET ended_unix_ns = ?1 WHERE id = ?2",
+            cells![to_i64(ended), id],
+        )?;
+    }
+    if let Some(log) = console_log_gzip {
+        db.execute(
+            "UPDATE sessions SET console_log = ?1 WHERE id = ?2",
+            cells![log.to_vec(), id],
+        )?;
+    }
+    for run in &s.runs {
+        insert_run_tx(db, id, run)?;
+    }
+    for m in &s.summaries {
+        insert_summary(db, id, m)?;
+    }
+    if let Some(text) = kernel_config {
+        set_kernel_config_tx(db, id, text)?;
+    }
+    Ok(id)
 }
 
 /// Keeps a config (compressed only when its hash is new) and points the session at it.
 fn set_kernel_config_tx(
-    tx: &Transaction<'_>,
+    db: &mut dyn Db,
     session_id: i64,
     text: &str,
 ) -> Result<String, StoreError> {
     let text = kernel_config::normalized(text);
     let hash = config_hash(&text);
-    let known = tx
-        .query_row(
-            "SELECT 1 FROM kernel_configs WHERE hash = ?1",
-            params![hash],
-            |_| Ok(()),
-        )
-        .optional()?
-        .is_some();
-    if !known {
-        tx.execute(
-            "INSERT INTO kernel_configs (hash, config) VALUES (?1, ?2)",
-            params![hash, kernel_config::gzip(&text)],
-        )?;
-    }
-    let updated = tx.execute(
+    // Two writers may keep the same new config at once: the second keeps the first's.
+    db.execute(
+        "INSERT INTO kernel_configs (hash, config) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
+        cells![&hash, kernel_config::gzip(&text)],
+    )?;
+    let updated = db.execute(
         "UPDATE sessions SET kernel_config_hash = ?1 WHERE id = ?2",
-        params![hash, session_id],
+        cells![&hash, session_id],
     )?;
     if updated == 0 {
         return Err(StoreError::Unusable(format!(
@@ -1145,16 +1177,16 @@ fn set_kernel_config_tx(
     Ok(hash)
 }
 
-fn insert_summary(conn: &Connection, session_id: i64, m: &SummaryRow) -> Result<(), StoreError> {
-    conn.execute(
+fn insert_summary(db: &mut dyn Db, session_id: i64, m: &SummaryRow) -> Result<(), StoreError> {
+    db.execute(
         "INSERT INTO summaries (session_id, workload, metric, unit, mean, std_error, n,
                                 higher_is_better, is_primary)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![
+        cells![
             session_id,
-            m.workload,
-            m.metric,
-            m.unit,
+            &m.workload,
+            &m.metric,
+            &m.unit,
             m.mean,
             m.std_error,
             to_i64(m.n),
@@ -1165,43 +1197,95 @@ fn insert_summary(conn: &Connection, session_id: i64, m: &SummaryRow) -> Result<
     Ok(())
 }
 
-fn insert_run_tx(
-    tx: &Transaction<'_>,
-    session_id: i64,
-    run: &StoredRun,
-) -> Result<i64, StoreError> {
+fn insert_run_tx(db: &mut dyn Db, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
-    tx.execute(
-        "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup, exit_status,
-                           start_unix_ns, end_unix_ns, pinned_cpus, cpus_used, rusage, tasks, record,
-                           error, ab_side)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        params![
-            session_id,
-            run.workload,
-            params_text,
-            run.variant,
-            run.run_index,
-            run.warmup,
-            run.exit_status,
-            run.start_unix_ns.map(to_i64),
-            run.end_unix_ns.map(to_i64),
-            run.pinned_cpus,
-            run.cpus_used,
-            run.rusage.as_ref().map(RawJson::as_str),
-            run.tasks.as_ref().map(RawJson::as_str),
-            run.record.as_ref().map(RawJson::as_str),
-            run.error,
-            run.ab_side.as_ref().and_then(|a| serde_json::to_string(a).ok()),
-        ],
-    )?;
-    let run_id = tx.last_insert_rowid();
-    for v in &run.values {
-        tx.execute(
-            "INSERT OR REPLACE INTO run_values (run_id, metric, value, unit, higher_is_better, is_primary)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run_id, v.metric, v.value, v.unit, v.higher_is_better, v.primary],
-        )?;
-    }
+    let run_id = db
+        .query_one(
+            "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup,
+                               exit_status, start_unix_ns, end_unix_ns, pinned_cpus, cpus_used,
+                               rusage, tasks, record, error, ab_side)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+             RETURNING id",
+            cells![
+                session_id,
+                &run.workload,
+                params_text,
+                &run.variant,
+                run.run_index,
+                run.warmup,
+                run.exit_status,
+                run.start_unix_ns.map(to_i64),
+                run.end_unix_ns.map(to_i64),
+                run.pinned_cpus.as_ref(),
+                run.cpus_used.as_ref(),
+                run.rusage.as_ref().map(RawJson::as_str),
+                run.tasks.as_ref().map(RawJson::as_str),
+                run.record.as_ref().map(RawJson::as_str),
+                run.error.as_ref(),
+                run.ab_side
+                    .as_ref()
+                    .and_then(|a| serde_json::to_string(a).ok()),
+            ],
+        )?
+        .i64(0)?;
+    insert_values(db, run_id, &run.values)?;
     Ok(run_id)
 }
+
+/// Values a statement inserts at most: a server round trip per run rather than per
+/// value (a pipe run has a dozen), well inside SQLite's limit on parameters.
+const VALUES_PER_INSERT: usize = 100;
+
+/// A run's values in as few statements as there are chunks. A metric named twice
+/// keeps its last value, as a map would.
+fn insert_values(db: &mut dyn Db, run_id: i64, values: &[Value]) -> Result<(), StoreError> {
+    let last_of: HashMap<&str, usize> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.metric.as_str(), i))
+        .collect();
+    let last: Vec<&Value> = values
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| last_of[v.metric.as_str()] == *i)
+        .map(|(_, v)| v)
+        .collect();
+    for chunk in last.chunks(VALUES_PER_INSERT) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = 6 * i;
+                format!(
+                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO run_values (run_id, metric, value, unit, higher_is_better, is_primary)
+             VALUES {}",
+            rows.join(", ")
+        );
+        let params: Vec<Cell> = chunk
+            .iter()
+            .flat_map(|v| {
+                [
+                    Cell::Int(run_id),
+                    Cell::from(&v.metric),
+                    Cell::Real(v.value),
+                    Cell::from(&v.unit),
+                    Cell::from(v.higher_is_better),
+                    Cell::from(v.primary),
+                ]
+            })
+            .collect();
+        db.execute(&sql, &params)?;
+    }
+    Ok(())
+}
+
+pub use crate::sqlite::{is_busy, is_disk_full, is_read_only};

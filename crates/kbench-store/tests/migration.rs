@@ -375,3 +375,53 @@ fn a_version_1_export_reads_upgraded() {
     assert!(ab.record.is_none());
     assert!(ab.values[0].primary);
 }
+
+#[test]
+fn migration_6_gives_older_sessions_uuids_and_the_machine_machine_of_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    let environments = [
+        Some(serde_json::json!({"hostname": "rk3399", "cpu_models": ["Cortex-A53", "Cortex-A72"]})),
+        Some(serde_json::json!({"hostname": 7, "cpu_models": []})),
+        Some(serde_json::json!({"cpu_models": ["EPYC", 3]})),
+        None,
+    ];
+    {
+        let mut store = Store::open(&path).unwrap();
+        for (i, environment) in environments.iter().enumerate() {
+            store
+                .begin_session(&kbench_store::NewSession {
+                    label: "old".into(),
+                    kind: "run".into(),
+                    started_unix_ns: i as u64,
+                    environment: environment.clone(),
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+    }
+    // Back to version 5: the columns migration 6 adds, gone.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP INDEX sessions_by_uuid; DROP INDEX sessions_by_machine;
+         ALTER TABLE sessions DROP COLUMN uuid; ALTER TABLE sessions DROP COLUMN machine;
+         PRAGMA user_version = 5;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let sessions = store.sessions("old").unwrap();
+    let uuids: std::collections::BTreeSet<&str> =
+        sessions.iter().map(|s| s.uuid.as_str()).collect();
+    assert_eq!(uuids.len(), environments.len(), "distinct: {uuids:?}");
+    for s in &sessions {
+        let parsed = uuid::Uuid::parse_str(&s.uuid).unwrap();
+        assert_eq!(parsed.get_version_num(), 4, "{}", s.uuid);
+        assert_eq!(
+            s.machine,
+            kbench_store::machine_of(s.environment.as_ref()),
+            "{:?}",
+            s.environment
+        );
+    }
+}

@@ -53,6 +53,9 @@ enum Command {
     Show(cmd::show::ShowArgs),
     /// Everything under a label as JSON (re-importable) or CSV.
     Export(cmd::export::ExportArgs),
+    /// Sessions copied from this database to another (a lab's PostgreSQL): each once,
+    /// whole, and a push cut off completes when run again.
+    Push(cmd::push::PushArgs),
     /// perf bench, perf stat -r, hackbench or cyclictest output, hyperfine JSON, kbench run records or a kbench export.
     Import(cmd::import::ImportArgs),
     /// Single runs of perf's sched benchmarks, drop-in compatible with `perf bench`.
@@ -182,6 +185,7 @@ fn main() -> ExitCode {
         Command::List(args) => cmd::list::run(args),
         Command::Show(args) => cmd::show::run(args),
         Command::Export(args) => cmd::export::run(args),
+        Command::Push(args) => cmd::push::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Stat(args) => cmd::stat::run(args),
         Command::VmAb(args) => cmd::vm_ab::run(args),

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 /// The `--db` option every database command takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
-    /// The run database [default: $KBENCH_DB, else $XDG_DATA_HOME/kbench/kbench.db,
-    /// else ~/.local/share/kbench/kbench.db]
-    #[arg(long, value_name = "PATH")]
+    /// The run database: an SQLite file, or a lab's PostgreSQL as
+    /// `postgres://USER@HOST/DB` or the directory of its socket [default: $KBENCH_DB,
+    /// else $XDG_DATA_HOME/kbench/kbench.db, else ~/.local/share/kbench/kbench.db]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -48,6 +49,20 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
             kbench_store::store::BUSY_TIMEOUT_ENV
         ))
         .into(),
+        StoreError::Postgres(e) if kbench_store::postgres::is_permission_denied(&e) => {
+            UsageError(format!(
+                "this role may not write to the database: {}",
+                kbench_store::postgres::describe_error(&e)
+            ))
+            .into()
+        }
+        StoreError::Postgres(e) if kbench_store::postgres::is_connection_lost(&e) => {
+            UsageError(format!(
+                "the connection to the PostgreSQL server was lost: {}",
+                kbench_store::postgres::describe_error(&e)
+            ))
+            .into()
+        }
         other => anyhow::Error::new(other),
     }
 }
@@ -78,6 +93,7 @@ pub fn new_session(label: &str, kind: &str, seed: Option<u64>) -> NewSession {
         environment: serde_json::to_value(&snapshot).ok(),
         source: None,
         interleave_group: None,
+        uuid: Some(kbench_store::store::new_session_uuid()),
     }
 }
 

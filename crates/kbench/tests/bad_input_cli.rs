@@ -187,6 +187,52 @@ const CASES: &[Case] = &[
         "ipi=abc",
     ),
     case(&["compare", "demo", "demo"], 2, "both"),
+    case(
+        &[
+            "compare",
+            "demo",
+            "other",
+            "--machine",
+            "m",
+            "--across-machines",
+        ],
+        2,
+        "cannot be used with",
+    ),
+    case(
+        &["compare", "demo", "other", "--machine", "nowhere"],
+        2,
+        "no runs on machine 'nowhere'",
+    ),
+    case(&["push", "nosuch", "--to", "{out.db}"], 2, "nosuch"),
+    case(
+        &["push", "--to", "postgres://kbench@127.0.0.1:1/x"],
+        2,
+        "cannot connect",
+    ),
+    case(
+        &[
+            "list",
+            "--db",
+            "postgres://kbench@127.0.0.1:1/x?sslmode=bogus",
+        ],
+        2,
+        "sslmode=bogus",
+    ),
+    case(
+        &[
+            "list",
+            "--db",
+            "postgres://kbench@127.0.0.1:1/x?sslrootcert=/ca.pem",
+        ],
+        2,
+        "sslmode=require",
+    ),
+    case(
+        &["list", "--db", "postgres://kbench:secret@127.0.0.1:1/x"],
+        2,
+        "kbench:***@",
+    ),
     case(&["compare", "demo", "nosuch"], 2, "nosuch"),
     case(
         &["plausible", "demo", "--saving", "nosuchevent=5"],

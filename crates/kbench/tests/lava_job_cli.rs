@@ -4,10 +4,13 @@
 //! (yaml-rust2, and PyYAML, LAVA's own, when python3-yaml is installed), and its
 //! monitor regexes are run on the lines the real console emitter writes. The import is
 //! checked on a LAVA-format log of an A/B job whose boots carry real run records.
+#[path = "../../kbench-store/tests/pg/mod.rs"]
+mod pg;
+
 use kbench_console::{Emitter, Kind, READY_LINE};
 use regex::Regex;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn kbench(args: &[&str]) -> Output {
@@ -645,6 +648,8 @@ fn boot_console(
         environment: environment.clone(),
         source: None,
         interleave_group: None,
+        // As a guest makes it when its session begins.
+        uuid: Some(kbench_store::store::new_session_uuid()),
     };
     let begin = json!({"version": 1, "kernel_release": release, "session": session});
     let mut emitter = Emitter::new(nonce);
@@ -726,10 +731,11 @@ const MEASURED_SESSIONS: &str =
 const SESSIONS: &str = "SELECT count(*) FROM sessions WHERE label = ?1";
 const BOOTS: &str = "SELECT count(DISTINCT boot_id) FROM sessions WHERE label = ?1";
 
-#[test]
-fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() {
-    let dir = tempfile::tempdir().unwrap();
-    let (runs, environment) = real_runs(dir.path());
+/// The log of an ABBA job of four boots, each running real runs of this machine, and
+/// each boot's console.
+type Consoles = Vec<(&'static str, Vec<String>)>;
+fn four_boot_job_log(dir: &Path) -> (PathBuf, Consoles) {
+    let (runs, environment) = real_runs(dir);
     assert!(runs.iter().filter(|r| !r.warmup).count() >= 3);
     let nonce = "lava18ed24c28433b3131578";
     let release = |ns: &str| {
@@ -740,7 +746,7 @@ fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() 
         }
     };
     let namespaces = ["kbench-01-a", "kbench-02-b", "kbench-03-b", "kbench-04-a"];
-    let consoles: Vec<(&str, Vec<String>)> = namespaces
+    let consoles: Consoles = namespaces
         .iter()
         .enumerate()
         .map(|(i, ns)| {
@@ -756,8 +762,62 @@ fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() 
             )
         })
         .collect();
-    let log_file = dir.path().join("job.log");
+    let log_file = dir.join("job.log");
     std::fs::write(&log_file, lava_log(&consoles)).unwrap();
+    (log_file, consoles)
+}
+
+#[test]
+fn a_jobs_log_is_imported_straight_into_the_shared_store() {
+    let Some(db) = pg::fresh_database("lava_import_console") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, _) = four_boot_job_log(dir.path());
+    let out = kbench(&[
+        "import-console",
+        log_file.to_str().unwrap(),
+        "--label-a",
+        "base",
+        "--label-b",
+        "patched",
+        "--db",
+        &db,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let count = |sql: &str| pg::sql_value(&db, sql);
+    assert_eq!(
+        count("SELECT count(DISTINCT boot_id) FROM sessions WHERE label = 'patched'"),
+        "2"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM sessions WHERE console_log IS NULL"),
+        "0",
+        "every boot keeps its console log"
+    );
+    let compare = kbench(&["compare", "base", "patched", "--db", &db]);
+    assert!(compare.status.success(), "{}", text(&compare.stderr));
+    // The same log again: its boots' sessions are there, by their UUIDs.
+    let again = kbench(&[
+        "import-console",
+        log_file.to_str().unwrap(),
+        "--label-a",
+        "base",
+        "--label-b",
+        "patched",
+        "--db",
+        &db,
+    ]);
+    let stderr = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is stored already"), "{stderr}");
+    assert_eq!(count("SELECT count(*) FROM sessions"), "4");
+}
+
+#[test]
+fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, consoles) = four_boot_job_log(dir.path());
     let log = log_file.to_str().unwrap();
     let db = dir.path().join("lab.db");
     let db_arg = db.to_str().unwrap();

@@ -208,7 +208,13 @@ fn full(r: &CompareReport) -> String {
                 .collect(),
         ),
         ("Kernel config", config_items(r)),
-        ("Notes", r.notes.iter().map(|n| note_text(n, r)).collect()),
+        (
+            "Notes",
+            super::machines_note_text(r)
+                .into_iter()
+                .chain(r.notes.iter().map(|n| note_text(n, r)))
+                .collect(),
+        ),
     ];
     for (title, items) in lists {
         if !items.is_empty() {

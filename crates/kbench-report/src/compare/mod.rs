@@ -453,6 +453,42 @@ fn unknown_sides_text(r: &CompareReport, sides: &[SideName]) -> String {
         .join(" and ")
 }
 
+/// Which machines were compared, when the labels span several.
+pub fn machines_note_text(r: &CompareReport) -> Option<String> {
+    let left_out = |label: &str, machines: &[String]| {
+        (!machines.is_empty())
+            .then(|| format!("{label}'s runs on {} left out", machines.join(", ")))
+    };
+    match r.machines.as_ref()? {
+        MachinesCompared::One {
+            machine,
+            base_left_out,
+            new_left_out,
+        } => {
+            let out: Vec<String> = [
+                left_out(&r.base.label, base_left_out),
+                left_out(&r.new.label, new_left_out),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Some(if out.is_empty() {
+                format!("machine: {machine} only")
+            } else {
+                format!("machine: {machine} only ({})", out.join("; "))
+            })
+        }
+        MachinesCompared::Across { base, new } => Some(format!(
+            "across machines: each machine is one unit, its boots and sessions within it \
+             (boots counted are machines); {}: {}; {}: {}",
+            r.base.label,
+            base.join(", "),
+            r.new.label,
+            new.join(", ")
+        )),
+    }
+}
+
 /// The kernel configs in one line for the one-screen notes: the count and the first
 /// options; `None` when the configs are the same or neither is known.
 pub fn config_note_text(r: &CompareReport) -> Option<String> {

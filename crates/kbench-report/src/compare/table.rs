@@ -405,6 +405,9 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
                 format!("{prefix}environment: {} {} -> {}", d.key, d.base, d.new),
             );
         }
+        if let Some(machines) = super::machines_note_text(r) {
+            push_once(&mut out, format!("{prefix}{machines}"));
+        }
         if let Some(config) = super::config_note_text(r) {
             push_once(&mut out, format!("{prefix}{config}"));
         }

@@ -13,6 +13,8 @@ pub struct CompareArgs {
     pub new: Vec<String>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
+    #[command(flatten)]
+    pub machines: MachineArgs,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv", "html"])]
     pub format: String,
@@ -46,6 +48,29 @@ pub struct VerdictArgs {
     pub seed: u64,
 }
 
+/// Which machines' runs a comparison uses, for labels holding runs of several.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MachineArgs {
+    /// Compare only the runs of this machine (`kbench list --machines` names them)
+    /// [default: the one machine both labels ran on].
+    #[arg(long, value_name = "NAME", conflicts_with = "across_machines")]
+    pub machine: Option<String>,
+    /// Compare the runs of every machine, each machine one unit of replication (its
+    /// boots and sessions nested in it), instead of refusing to pool them.
+    #[arg(long)]
+    pub across_machines: bool,
+}
+
+impl MachineArgs {
+    pub fn choice(&self) -> kbench_analysis::Machines {
+        match (&self.machine, self.across_machines) {
+            (Some(m), _) => kbench_analysis::Machines::Only(m.clone()),
+            (None, true) => kbench_analysis::Machines::Across,
+            (None, false) => kbench_analysis::Machines::Same,
+        }
+    }
+}
+
 impl VerdictArgs {
     pub fn options(&self) -> anyhow::Result<ReportOptions> {
         if let Some(delta) = self.delta {
@@ -71,7 +96,13 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     }
     check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
-    let reports = compare_each(&store, &args.base, &args.new, options)?;
+    let reports = compare_each(
+        &store,
+        &args.base,
+        &args.new,
+        options,
+        &args.machines.choice(),
+    )?;
     let layout = if args.full {
         Layout::Full
     } else {
@@ -120,9 +151,10 @@ pub fn compare_each(
     base: &str,
     new: &[String],
     options: ReportOptions,
+    machines: &kbench_analysis::Machines,
 ) -> anyhow::Result<Vec<CompareReport>> {
     new.iter()
-        .map(|new| kbench_analysis::compare_labels(store, base, new, options))
+        .map(|new| kbench_analysis::compare_labels_on(store, base, new, options, machines))
         .collect::<Result<Vec<_>, _>>()
         .map_err(crate::analysis_error)
 }

@@ -67,6 +67,13 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
                     args.label
                 ));
             }
+            // Its session is here under another label: this copy is a session of its
+            // own, with an identity of its own (a push then copies both).
+            if let Some(uuid) = &s.session.uuid {
+                if store.has_uuid(uuid).map_err(session::store_error)? {
+                    s.session.uuid = None;
+                }
+            }
         }
         let ids = store
             .insert_sessions(&export.sessions, &export.kernel_configs)

@@ -1,14 +1,21 @@
-//! `kbench list`: every label in the database.
+//! `kbench list`: every label in the database, or with `--machines`, which machines
+//! hold which labels.
 use crate::session::DbArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
+    /// Per machine (host name and CPU models), the labels it holds runs of.
+    #[arg(long)]
+    pub machines: bool,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
 pub fn run(args: ListArgs) -> anyhow::Result<i32> {
     let store = args.db.open_existing()?;
+    if args.machines {
+        return list_machines(&store);
+    }
     let labels = store.labels().map_err(crate::session::store_error)?;
     if labels.is_empty() {
         outln!(
@@ -34,6 +41,38 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
             l.boots,
             utc(l.first_unix_ns),
             utc(l.last_unix_ns)
+        );
+    }
+    Ok(0)
+}
+
+/// Each machine, then its labels indented under it.
+fn list_machines(store: &kbench_store::Store) -> anyhow::Result<i32> {
+    let rows = store
+        .machine_labels()
+        .map_err(crate::session::store_error)?;
+    if rows.is_empty() {
+        outln!("no runs in {} yet", store.path().display());
+        return Ok(0);
+    }
+    let mut current: Option<&Option<String>> = None;
+    for r in &rows {
+        if current != Some(&r.machine) {
+            outln!(
+                "{}",
+                r.machine
+                    .as_deref()
+                    .unwrap_or("(unknown machine: sessions without an environment)")
+            );
+            current = Some(&r.machine);
+        }
+        outln!(
+            "  {:<28} {:>8} sessions {:>6} runs  {}  {}",
+            r.label,
+            r.sessions,
+            r.runs,
+            utc(r.first_unix_ns),
+            utc(r.last_unix_ns)
         );
     }
     Ok(0)

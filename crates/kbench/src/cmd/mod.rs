@@ -15,6 +15,7 @@ pub mod lava_job;
 pub mod list;
 pub mod manpage;
 pub mod plausible;
+pub mod push;
 pub mod report;
 pub mod run;
 pub mod show;

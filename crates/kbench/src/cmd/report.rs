@@ -13,6 +13,8 @@ pub struct ReportArgs {
     pub new: Vec<String>,
     #[command(flatten)]
     pub verdict: crate::cmd::compare::VerdictArgs,
+    #[command(flatten)]
+    pub machines: crate::cmd::compare::MachineArgs,
     /// The file to write [default: standard output].
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -24,7 +26,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
     crate::cmd::compare::check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
-    let reports = crate::cmd::compare::compare_each(&store, &args.base, &args.new, options)?;
+    let reports = crate::cmd::compare::compare_each(
+        &store,
+        &args.base,
+        &args.new,
+        options,
+        &args.machines.choice(),
+    )?;
     let page = page(&store, &reports)?;
     match &args.output {
         Some(path) => {

@@ -691,7 +691,23 @@ pub fn store_boot(
 ) -> anyhow::Result<bool> {
     let report = GuestReport::read(log, nonce);
     let failure = report.failure(target, host);
-    let session = boot_session(&report, target, host);
+    let mut session = boot_session(&report, target, host);
+    if let Some(uuid) = session.uuid.clone() {
+        let stored_under = store.label_of_uuid(&uuid).map_err(session::store_error)?;
+        match stored_under {
+            Some(label) if label == target.label && failure.is_none() => {
+                return Err(crate::error::UsageError(format!(
+                    "the boot session {uuid} of {label} is stored already (the same console \
+                     log twice?): storing it again would count its runs twice"
+                ))
+                .into());
+            }
+            // Under another label it is a copy, and a failed boot that replayed an
+            // earlier boot's output is a boot of its own: each its own identity.
+            Some(_) => session.uuid = None,
+            None => {}
+        }
+    }
     let runs = match &failure {
         None => report.runs,
         Some(reason) => {

@@ -1,0 +1,145 @@
+//! Where the run database is: an SQLite file (the default), or a PostgreSQL server
+//! named by a URL or by the directory holding its socket.
+use std::path::{Path, PathBuf};
+
+/// A database location, as `--db` or `KBENCH_DB` name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    /// `postgres://` or `postgresql://` URL, or a socket directory (kept as given).
+    Postgres(PostgresTarget),
+}
+
+/// A PostgreSQL server as the user named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostgresTarget {
+    Url(String),
+    /// A directory holding `.s.PGSQL.PORT`: connect there as `$PGUSER` (else
+    /// `$USER`) to database `$PGDATABASE` (else the user's name).
+    SocketDir {
+        dir: PathBuf,
+        port: u16,
+    },
+}
+
+impl Location {
+    /// A `postgres://` or `postgresql://` URL, a directory with a PostgreSQL socket in
+    /// it, or else an SQLite file.
+    pub fn of(path: &Path) -> Location {
+        let text = path.to_string_lossy();
+        if is_postgres_url(&text) {
+            return Location::Postgres(PostgresTarget::Url(text.into_owned()));
+        }
+        match socket_port(path) {
+            Some(port) => Location::Postgres(PostgresTarget::SocketDir {
+                dir: path.to_path_buf(),
+                port,
+            }),
+            None => Location::Sqlite(path.to_path_buf()),
+        }
+    }
+
+    /// Where it is, for messages: a URL's password is never shown.
+    pub fn display(&self) -> String {
+        match self {
+            Location::Sqlite(path) => path.display().to_string(),
+            Location::Postgres(PostgresTarget::Url(url)) => without_password(url),
+            Location::Postgres(PostgresTarget::SocketDir { dir, .. }) => {
+                format!("PostgreSQL at {}", dir.display())
+            }
+        }
+    }
+}
+
+pub fn is_postgres_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
+}
+
+/// The port of the PostgreSQL socket in `dir` (`.s.PGSQL.5432`), if there is one.
+fn socket_port(dir: &Path) -> Option<u16> {
+    if !dir.is_dir() {
+        return None;
+    }
+    let mut ports: Vec<u16> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name();
+            let port = name.to_str()?.strip_prefix(".s.PGSQL.")?;
+            // `.s.PGSQL.5432.lock` is the server's lock file, not its socket.
+            port.parse::<u16>().ok()
+        })
+        .collect();
+    ports.sort_unstable();
+    ports.first().copied()
+}
+
+/// The URL with `user:password@` shown as `user:***@`.
+pub fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_postgres_and_paths_are_sqlite() {
+        assert!(matches!(
+            Location::of(Path::new("postgres://u@h/db")),
+            Location::Postgres(PostgresTarget::Url(_))
+        ));
+        assert!(matches!(
+            Location::of(Path::new("postgresql:///db?host=/tmp")),
+            Location::Postgres(PostgresTarget::Url(_))
+        ));
+        assert_eq!(
+            Location::of(Path::new("/nonexistent/k.db")),
+            Location::Sqlite(PathBuf::from("/nonexistent/k.db"))
+        );
+    }
+
+    #[test]
+    fn a_directory_with_a_socket_is_a_server() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(Location::of(dir.path()), Location::Sqlite(_)));
+        std::fs::write(dir.path().join(".s.PGSQL.5433.lock"), "").unwrap();
+        assert!(matches!(Location::of(dir.path()), Location::Sqlite(_)));
+        let _socket =
+            std::os::unix::net::UnixListener::bind(dir.path().join(".s.PGSQL.5433")).unwrap();
+        assert_eq!(
+            Location::of(dir.path()),
+            Location::Postgres(PostgresTarget::SocketDir {
+                dir: dir.path().to_path_buf(),
+                port: 5433
+            })
+        );
+    }
+
+    #[test]
+    fn passwords_are_never_displayed() {
+        assert_eq!(
+            without_password("postgres://lab:s3cr@t@db.lab:5432/k?sslmode=require"),
+            "postgres://lab:***@db.lab:5432/k?sslmode=require"
+        );
+        assert_eq!(
+            without_password("postgres://lab@db/k"),
+            "postgres://lab@db/k"
+        );
+        assert_eq!(
+            without_password("postgres:///k?host=/run/pg"),
+            "postgres:///k?host=/run/pg"
+        );
+    }
+}

@@ -1,0 +1,538 @@
+//! The shared backend: a PostgreSQL server many machines write at once. The schema
+//! is created and migrated in one transaction under an advisory lock, so two kbench
+//! starting at once on a new database migrate it once. TLS is rustls (no OpenSSL, so
+//! the static binary stays static), used where the URL asks for it
+//! (`sslmode=require`), against the Mozilla roots or the file `sslrootcert` names.
+use crate::db::{Cell, Db, Row};
+use crate::location::PostgresTarget;
+use crate::schema::{current_version, POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION};
+use crate::store::StoreError;
+use postgres::error::SqlState;
+use postgres::types::{IsNull, ToSql, Type};
+use postgres::{Client, Config, NoTls, Statement};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The advisory lock migrations run under (any constant, the same in every kbench).
+const MIGRATION_LOCK: i64 = 0x6b62_656e_6368_0001;
+
+/// How long to wait for a server that does not answer, unless the URL says.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The client library's keepalive idle time when the URL names none.
+const DEFAULT_KEEPALIVES_IDLE: Duration = Duration::from_secs(2 * 60 * 60);
+
+pub struct PostgresDb {
+    client: Client,
+    /// Prepared once per connection: a push runs the same few statements many times.
+    statements: HashMap<String, Statement>,
+}
+
+/// What connecting needs: the client's configuration and, when TLS is asked for, the
+/// roots to trust.
+struct Connect {
+    config: Config,
+    tls: Option<Tls>,
+}
+
+struct Tls {
+    /// `sslrootcert`: trust only this file's certificates, not the Mozilla roots.
+    root_cert: Option<PathBuf>,
+}
+
+/// Connects and makes sure the schema is current. With `existing` (the commands that
+/// only read), a database without kbench's tables is refused rather than given them.
+pub fn open(target: &PostgresTarget, existing: bool) -> Result<PostgresDb, StoreError> {
+    let where_ = crate::location::Location::Postgres(target.clone()).display();
+    let connect = connect_options(target)?;
+    let client = match &connect.tls {
+        None => connect.config.connect(NoTls),
+        Some(tls) => connect.config.connect(rustls_connector(tls)?),
+    }
+    .map_err(|e| {
+        StoreError::Unusable(format!("{where_}: cannot connect: {}", describe_error(&e)))
+    })?;
+    let mut db = PostgresDb {
+        client,
+        statements: HashMap::new(),
+    };
+    db.make_current(&where_, existing)?;
+    Ok(db)
+}
+
+fn connect_options(target: &PostgresTarget) -> Result<Connect, StoreError> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let (mut config, tls) = match target {
+        PostgresTarget::Url(url) => {
+            let (url, tls) = kbench_url_options(url)?;
+            let config: Config = url.parse().map_err(|e: postgres::Error| {
+                StoreError::Unusable(format!(
+                    "{}: not a PostgreSQL URL: {}",
+                    crate::location::without_password(&url),
+                    describe_error(&e)
+                ))
+            })?;
+            (config, tls)
+        }
+        PostgresTarget::SocketDir { dir, port } => {
+            let mut config = Config::new();
+            config.host_path(dir).port(*port);
+            if let Some(db) = env("PGDATABASE") {
+                config.dbname(&db);
+            }
+            (config, None)
+        }
+    };
+    if config.get_user().is_none() {
+        match env("PGUSER")
+            .or_else(|| env("USER"))
+            .or_else(|| env("LOGNAME"))
+        {
+            Some(user) => config.user(&user),
+            None => {
+                return Err(StoreError::Unusable(
+                    "no PostgreSQL user: name one in the URL (postgres://USER@HOST/DB) or $PGUSER"
+                        .into(),
+                ))
+            }
+        };
+    }
+    if config.get_password().is_none() {
+        if let Some(password) = env("PGPASSWORD") {
+            config.password(password);
+        }
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // A server that stops answering mid-query (a board's network gone) is noticed
+    // in about a minute rather than the two hours of the default.
+    if config.get_keepalives_idle() == DEFAULT_KEEPALIVES_IDLE {
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(30))
+            .keepalives_interval(Duration::from_secs(10))
+            .keepalives_retries(3);
+    }
+    config.application_name("kbench");
+    Ok(Connect { config, tls })
+}
+
+/// Takes out of a URL what kbench reads itself: `sslrootcert=FILE`, and `sslmode`
+/// `verify-ca` or `verify-full` (rustls always verifies the server's certificate and
+/// name, so both are `require` to the client library). Returns the URL left and
+/// whether TLS is asked for.
+fn kbench_url_options(url: &str) -> Result<(String, Option<Tls>), StoreError> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_string(), None));
+    };
+    let mut kept = Vec::new();
+    let mut root_cert = None;
+    let mut tls = false;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "sslrootcert" => root_cert = Some(PathBuf::from(percent_decoded(value))),
+            "sslmode" => match value {
+                "disable" | "prefer" | "allow" => kept.push("sslmode=disable".to_string()),
+                "require" | "verify-ca" | "verify-full" => {
+                    tls = true;
+                    kept.push("sslmode=require".to_string());
+                }
+                other => {
+                    return Err(StoreError::Unusable(format!(
+                        "sslmode={other}: not disable, prefer, require, verify-ca or verify-full"
+                    )))
+                }
+            },
+            _ => kept.push(pair.to_string()),
+        }
+    }
+    if root_cert.is_some() && !tls {
+        return Err(StoreError::Unusable(
+            "sslrootcert names the server's CA, but the URL asks for no TLS: add sslmode=require"
+                .into(),
+        ));
+    }
+    let url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((url, tls.then_some(Tls { root_cert })))
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn rustls_connector(tls: &Tls) -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    match &tls.root_cert {
+        Some(path) => {
+            let unreadable = |e: &dyn std::fmt::Display| {
+                StoreError::Unusable(format!("sslrootcert {}: {e}", path.display()))
+            };
+            let certs = rustls_pki_types::CertificateDer::pem_file_iter(path)
+                .map_err(|e| unreadable(&e))?;
+            for cert in certs {
+                roots
+                    .add(cert.map_err(|e| unreadable(&e))?)
+                    .map_err(|e| unreadable(&e))?;
+            }
+            if roots.is_empty() {
+                return Err(unreadable(&"no certificate in it"));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| StoreError::Unusable(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+impl PostgresDb {
+    fn schema_version(&mut self) -> Result<Option<i64>, StoreError> {
+        let exists = self
+            .query(&table_exists("kbench_schema"), &[])?
+            .first()
+            .map(|r| r.flag(0))
+            .transpose()?
+            .unwrap_or(false);
+        if !exists {
+            return Ok(None);
+        }
+        let rows = self.query("SELECT max(version) FROM kbench_schema", &[])?;
+        Ok(rows.first().map(|r| r.opt_i64(0)).transpose()?.flatten())
+    }
+
+    /// Creates or migrates the schema unless it is current; a reader that finds it
+    /// current writes nothing, so a read-only role can compare.
+    fn make_current(&mut self, where_: &str, existing: bool) -> Result<(), StoreError> {
+        match self.schema_version()? {
+            Some(v) if v == current_version() => return Ok(()),
+            Some(v) if v > current_version() => return Err(newer(where_, v)),
+            None if existing => {
+                return Err(StoreError::Unusable(format!(
+                    "{where_}: no kbench database there (kbench run --db URL makes one)"
+                )))
+            }
+            _ => {}
+        }
+        (self as &mut dyn Db).in_transaction(|db| {
+            db.execute(
+                "SELECT pg_advisory_xact_lock(?1)",
+                &[Cell::Int(MIGRATION_LOCK)],
+            )?;
+            // Under the lock: another kbench may have made it current meanwhile.
+            let exists = db.query_one(&table_exists("kbench_schema"), &[])?.flag(0)?;
+            let version = if exists {
+                db.query_one("SELECT max(version) FROM kbench_schema", &[])?
+                    .opt_i64(0)?
+                    .unwrap_or(0)
+            } else {
+                let sessions = db.query_one(&table_exists("sessions"), &[])?.flag(0)?;
+                if sessions {
+                    return Err(StoreError::Unusable(format!(
+                        "{where_}: a PostgreSQL database with a sessions table, but not kbench's"
+                    )));
+                }
+                for statement in split_statements(POSTGRES_BASELINE) {
+                    db.execute(statement, &[])?;
+                }
+                db.execute(
+                    "INSERT INTO kbench_schema (version) VALUES (?1)",
+                    &[Cell::Int(POSTGRES_BASELINE_VERSION)],
+                )?;
+                POSTGRES_BASELINE_VERSION
+            };
+            if version > current_version() {
+                return Err(newer(where_, version));
+            }
+            for (i, sql) in crate::schema::POSTGRES_MIGRATIONS
+                .iter()
+                .enumerate()
+                .skip((version - POSTGRES_BASELINE_VERSION).max(0) as usize)
+            {
+                for statement in split_statements(sql) {
+                    db.execute(statement, &[])?;
+                }
+                db.execute(
+                    "UPDATE kbench_schema SET version = ?1",
+                    &[Cell::Int(POSTGRES_BASELINE_VERSION + i as i64 + 1)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<Statement, StoreError> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(&numbered_parameters(sql))?;
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+}
+
+/// Whether the schema kbench uses has table `name`. Read from pg_tables, not with
+/// to_regclass: the catalog cache may still hold "no such table" from before the
+/// migration lock was taken (an advisory lock does not refresh it).
+fn table_exists(name: &str) -> String {
+    format!(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
+                        WHERE schemaname = current_schema() AND tablename = '{name}')"
+    )
+}
+
+fn newer(where_: &str, version: i64) -> StoreError {
+    StoreError::Unusable(format!(
+        "{where_}: schema version {version} is newer than this kbench understands ({})",
+        current_version()
+    ))
+}
+
+/// The statements of a schema text, one by one: the extended protocol runs one at a
+/// time, and the texts hold no `;` but between statements.
+fn split_statements(sql: &str) -> impl Iterator<Item = &str> {
+    sql.split(';').map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// `?1` as PostgreSQL writes it, `$1`. The store's SQL has no `?` in a literal.
+fn numbered_parameters(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl ToSql for Cell {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Cell::Null => Ok(IsNull::Yes),
+            Cell::Int(v) => match *ty {
+                Type::INT2 => i16::try_from(*v)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+                Type::FLOAT8 => (*v as f64).to_sql(ty, out),
+                Type::BOOL => (*v != 0).to_sql(ty, out),
+                _ => v.to_sql(ty, out),
+            },
+            Cell::Real(v) => match *ty {
+                Type::FLOAT4 => (*v as f32).to_sql(ty, out),
+                _ => v.to_sql(ty, out),
+            },
+            Cell::Text(v) => v.as_str().to_sql(ty, out),
+            Cell::Blob(v) => v.as_slice().to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        // Which conversion fits is decided per value in to_sql.
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+fn cell_of(row: &postgres::Row, i: usize) -> Result<Cell, StoreError> {
+    let ty = row.columns()[i].type_().clone();
+    let cell = match ty {
+        Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map(Cell::Int),
+        Type::INT4 => row
+            .try_get::<_, Option<i32>>(i)?
+            .map(|v| Cell::Int(i64::from(v))),
+        Type::INT2 => row
+            .try_get::<_, Option<i16>>(i)?
+            .map(|v| Cell::Int(i64::from(v))),
+        Type::BOOL => row
+            .try_get::<_, Option<bool>>(i)?
+            .map(|v| Cell::Int(i64::from(v))),
+        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i)?.map(Cell::Real),
+        Type::FLOAT4 => row
+            .try_get::<_, Option<f32>>(i)?
+            .map(|v| Cell::Real(f64::from(v))),
+        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.map(Cell::Blob),
+        Type::TEXT | Type::VARCHAR | Type::NAME | Type::BPCHAR => {
+            row.try_get::<_, Option<String>>(i)?.map(Cell::Text)
+        }
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "column {i} is of type {other}, which kbench does not read"
+            )))
+        }
+    };
+    Ok(cell.unwrap_or(Cell::Null))
+}
+
+fn as_params(params: &[Cell]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+impl Db for PostgresDb {
+    fn execute(&mut self, sql: &str, params: &[Cell]) -> Result<u64, StoreError> {
+        let statement = self.statement(sql)?;
+        Ok(self.client.execute(&statement, &as_params(params))?)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Cell]) -> Result<Vec<Row>, StoreError> {
+        let statement = self.statement(sql)?;
+        let rows = self.client.query(&statement, &as_params(params))?;
+        rows.iter()
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| cell_of(r, i))
+                    .collect::<Result<_, _>>()
+                    .map(Row)
+            })
+            .collect()
+    }
+
+    fn begin_write(&mut self) -> Result<(), StoreError> {
+        self.client.batch_execute("BEGIN")?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.client.batch_execute("COMMIT")?;
+        Ok(())
+    }
+
+    fn rollback(&mut self) {
+        // A lost connection rolls the transaction back on the server by itself.
+        let _ = self.client.batch_execute("ROLLBACK");
+    }
+
+    fn integrity_check(&mut self) -> Result<String, StoreError> {
+        // The server keeps its own pages; what kbench can check is that no row
+        // outlives what it belongs to (the foreign keys say so too).
+        let orphans = self
+            .query(
+                "SELECT (SELECT count(*) FROM runs r WHERE NOT EXISTS
+                            (SELECT 1 FROM sessions s WHERE s.id = r.session_id))
+                      + (SELECT count(*) FROM run_values v WHERE NOT EXISTS
+                            (SELECT 1 FROM runs r WHERE r.id = v.run_id))",
+                &[],
+            )?
+            .first()
+            .map(|r| r.opt_i64(0))
+            .transpose()?
+            .flatten()
+            .unwrap_or(0);
+        Ok(if orphans == 0 {
+            "ok".into()
+        } else {
+            format!("{orphans} rows without their session or run")
+        })
+    }
+}
+
+/// The server's own message where there is one (`ERROR: permission denied for table
+/// sessions`), else the client's.
+pub fn describe_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                let s_text = s.to_string();
+                if !text.contains(&s_text) {
+                    text.push_str(": ");
+                    text.push_str(&s_text);
+                }
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+/// Whether the server refused a write to this role (a read-only role, a standby).
+pub fn is_permission_denied(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE || *c == SqlState::READ_ONLY_SQL_TRANSACTION
+    )
+}
+
+/// Whether the connection to the server was lost (the server stopped or went away).
+pub fn is_connection_lost(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || matches!(
+            e.code(),
+            Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW
+        )
+        || (e.as_db_error().is_none()
+            && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_parameters_become_dollars() {
+        assert_eq!(
+            numbered_parameters("SELECT 1 WHERE a = ?1 AND b = ?12 AND c = '?'"),
+            "SELECT 1 WHERE a = $1 AND b = $12 AND c = '?'"
+        );
+    }
+
+    #[test]
+    fn kbench_reads_its_own_url_options() {
+        let (url, tls) =
+            kbench_url_options("postgres://u@h/db?sslmode=verify-full&sslrootcert=%2Fca.pem")
+                .unwrap();
+        assert_eq!(url, "postgres://u@h/db?sslmode=require");
+        assert_eq!(tls.unwrap().root_cert, Some(PathBuf::from("/ca.pem")));
+        let (url, tls) = kbench_url_options("postgres://u@h/db?host=/run/pg").unwrap();
+        assert_eq!(url, "postgres://u@h/db?host=/run/pg");
+        assert!(tls.is_none());
+        assert!(kbench_url_options("postgres://u@h/db?sslmode=bogus").is_err());
+        assert!(kbench_url_options("postgres://u@h/db?sslrootcert=/ca.pem").is_err());
+    }
+
+    #[test]
+    fn the_baseline_splits_into_statements() {
+        let statements: Vec<&str> = split_statements(POSTGRES_BASELINE).collect();
+        assert!(statements.iter().all(|s| !s.contains(';')));
+        assert!(statements.len() >= 10);
+    }
+}

@@ -1,0 +1,75 @@
+//! `kbench push [LABEL...] --to URL`: copies sessions from this database (a board's
+//! SQLite, a host's after vm-ab) to a shared one (a lab's PostgreSQL).
+use crate::error::usage;
+use crate::session::{self, DbArgs};
+use kbench_store::push::{push, PushCounts};
+use kbench_store::Store;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    /// The labels whose sessions to copy [default: every label].
+    pub labels: Vec<String>,
+    /// The database to copy to: `postgres://USER@HOST/DB` (add `?sslmode=require` for
+    /// TLS, `&sslrootcert=FILE` for a lab's own CA), a PostgreSQL socket directory,
+    /// or another SQLite file.
+    #[arg(long, value_name = "URL")]
+    pub to: PathBuf,
+    /// The database to copy from.
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: PushArgs) -> anyhow::Result<i32> {
+    let from = args.db.open_existing()?;
+    for label in &args.labels {
+        if !from.has_label(label).map_err(session::store_error)? {
+            return usage(format!(
+                "no runs labelled '{label}' in {}",
+                from.path().display()
+            ));
+        }
+    }
+    let mut to = session::open_store(&args.to)?;
+    if to.path() == from.path() {
+        return usage("--to names the database pushed from");
+    }
+    // On a terminal only: a bar of sessions done.
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::ProgressBar::new(0)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let result = push(&from, &mut to, &args.labels, |done, sessions| {
+        bar.set_length(sessions);
+        bar.set_position(done.sessions_copied + done.sessions_present);
+    });
+    bar.finish_and_clear();
+    match result {
+        Ok(done) => {
+            outln!("{}", summary(&done, &to));
+            Ok(0)
+        }
+        Err(stopped) => {
+            let why = session::store_error(stopped.error);
+            usage(format!(
+                "push to {} stopped after {} of {} sessions ({} runs copied): {why}; \
+                 the same push run again copies the rest",
+                to.path().display(),
+                stopped.done.sessions_copied + stopped.done.sessions_present,
+                stopped.sessions,
+                stopped.done.runs_copied
+            ))
+        }
+    }
+}
+
+fn summary(done: &PushCounts, to: &Store) -> String {
+    format!(
+        "pushed {} sessions ({} runs) to {}; {} were there already",
+        done.sessions_copied,
+        done.runs_copied,
+        to.path().display(),
+        done.sessions_present
+    )
+}

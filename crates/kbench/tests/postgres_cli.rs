@@ -1,0 +1,472 @@
+//! The shared store end to end: kbench run, list, compare, report and push against
+//! the test script's private PostgreSQL server (and servers of a test's own, stopped
+//! mid-push), with real workloads, real processes and real signals.
+#[path = "../../kbench-store/tests/pg/mod.rs"]
+mod pg;
+
+use kbench_store::{NewSession, SessionWithRuns, Store, StoredRun, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn kbench(db: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run kbench")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn ok(db: &str, args: &[&str]) -> String {
+    let out = kbench(db, args);
+    assert!(
+        out.status.success(),
+        "kbench {args:?} --db {db} failed: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The one line a refused command says, with exit status 2.
+fn refused(db: &str, args: &[&str]) -> String {
+    let out = kbench(db, args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "kbench {args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+/// A short real workload: five runs of pipe, no warm-up.
+fn run_pipe(db: &str, label: &str) {
+    ok(
+        db,
+        &[
+            "run",
+            "--label",
+            label,
+            "--runs",
+            "5",
+            "--warmup",
+            "0",
+            "pipe:-l 1000",
+        ],
+    );
+}
+
+fn count(url: &str, query: &str) -> i64 {
+    pg::sql_value(url, query).parse().unwrap()
+}
+
+#[test]
+fn run_list_show_compare_export_and_report_work_on_postgres() {
+    let Some(db) = pg::fresh_database("cli_round_trip") else {
+        return;
+    };
+    for label in ["base", "base", "new", "new"] {
+        run_pipe(&db, label);
+    }
+    let list = ok(&db, &["list"]);
+    assert!(list.contains("base") && list.contains("new"), "{list}");
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 20);
+    let compare = ok(&db, &["compare", "base", "new", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&compare).unwrap();
+    assert_eq!(report["base"]["sessions"], 2);
+    assert_eq!(report["new"]["runs"], 10);
+    let show = ok(&db, &["show", "base"]);
+    assert!(show.contains("pipe"), "{show}");
+    let export: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["export", "base", "--format", "json"])).unwrap();
+    assert_eq!(export["sessions"].as_array().unwrap().len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    ok(
+        &db,
+        &["report", "base", "new", "-o", page.to_str().unwrap()],
+    );
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"));
+    // The same database through the server's socket directory.
+    if let Some(socket) = std::env::var_os("KBENCH_TEST_PG_SOCKET") {
+        let name = db.rsplit('/').next().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kbench"))
+            .args(["list", "--db"])
+            .arg(&socket)
+            .env("PGUSER", "kbench")
+            .env("PGDATABASE", name)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), list);
+    }
+}
+
+#[test]
+fn four_writers_at_once_lose_nothing() {
+    let Some(db) = pg::fresh_database("cli_four_writers") else {
+        return;
+    };
+    // A new database: the four race to make its schema, which is made once.
+    let children: Vec<Child> = (0..4)
+        .map(|w| {
+            Command::new(env!("CARGO_BIN_EXE_kbench"))
+                .args([
+                    "run",
+                    "--label",
+                    &format!("w{w}"),
+                    "--runs",
+                    "20",
+                    "--warmup",
+                    "0",
+                ])
+                .args(["pipe:-l 500", "--db", &db])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM kbench_schema"), 1);
+    for w in 0..4 {
+        assert_eq!(
+            count(
+                &db,
+                &format!(
+                    "SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
+                     WHERE s.label = 'w{w}'"
+                )
+            ),
+            20
+        );
+    }
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs r WHERE NOT EXISTS
+             (SELECT 1 FROM run_values v WHERE v.run_id = r.id)"
+        ),
+        0,
+        "every run with its values"
+    );
+}
+
+fn value(metric: &str, v: f64, primary: bool) -> Value {
+    Value {
+        metric: metric.into(),
+        value: v,
+        unit: "usecs".into(),
+        higher_is_better: false,
+        primary,
+    }
+}
+
+/// A board's SQLite database: `sessions` sessions of `runs` runs each, label `board`.
+fn board_database(dir: &Path, sessions: u64, runs: u32) -> PathBuf {
+    let path = dir.join("board.db");
+    let whole: Vec<SessionWithRuns> = (0..sessions)
+        .map(|s| SessionWithRuns {
+            session: NewSession {
+                label: "board".into(),
+                kind: "run".into(),
+                started_unix_ns: 1_000 + s,
+                kbench_version: "test".into(),
+                command_line: "kbench run --label board".into(),
+                environment: Some(
+                    serde_json::json!({"hostname": "board-1", "cpu_models": ["A53"]}),
+                ),
+                uuid: Some(kbench_store::store::new_session_uuid()),
+                ..NewSession::default()
+            },
+            ended_unix_ns: Some(2_000 + s),
+            runs: (0..runs)
+                .map(|i| StoredRun {
+                    workload: "sched/pipe".into(),
+                    variant: "pingpong".into(),
+                    run_index: i,
+                    values: vec![
+                        value("usecs_per_op", 8.0 + f64::from(i % 7), true),
+                        value("z_csw", 2.0, false),
+                    ],
+                    ..StoredRun::default()
+                })
+                .collect(),
+            summaries: Vec::new(),
+            kernel_config_hash: None,
+        })
+        .collect();
+    Store::open(&path)
+        .unwrap()
+        .insert_sessions(&whole, &Default::default())
+        .unwrap();
+    path
+}
+
+/// Makes the schema, so what a test then watches is its push alone.
+fn make_schema(db: &str) {
+    Store::open(Path::new(db)).unwrap();
+}
+
+fn push_child(local: &Path, to: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kbench"))
+        .args(["push", "--to", to, "--db"])
+        .arg(local)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `ready` holds, polling; fails after `limit`.
+fn wait_for(limit: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_push_killed_mid_transaction_leaves_nothing_half_written() {
+    let Some(db) = pg::fresh_database("cli_killed_push") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // One session of many runs: its push is one long transaction.
+    let local = board_database(dir.path(), 1, 6000);
+    let local_db = local.to_str().unwrap();
+    make_schema(&db);
+    let mut child = push_child(&local, &db);
+    let in_transaction = "SELECT count(*) FROM pg_stat_activity
+         WHERE application_name = 'kbench' AND xact_start IS NOT NULL
+           AND backend_type = 'client backend'";
+    wait_for(Duration::from_secs(60), "the push's transaction", || {
+        count(&db, in_transaction) > 0
+    });
+    // SAFETY: kill(2) on our own child's pid has no memory effects.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the push ended before it was killed");
+    wait_for(
+        Duration::from_secs(30),
+        "the server to end the dead client's transaction",
+        || count(&db, in_transaction) == 0,
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM run_values"), 0);
+    let out = ok(local_db, &["push", "--to", &db]);
+    assert!(out.contains("pushed 1 sessions (6000 runs)"), "{out}");
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 6000);
+    assert_eq!(count(&db, "SELECT count(*) FROM run_values"), 12000);
+}
+
+#[test]
+fn the_server_stopped_mid_push_is_one_error_and_the_push_then_completes() {
+    let Some(server) = pg::PrivateServer::start() else {
+        return;
+    };
+    let db = pg::fresh_database_on(&server.url, "stopped");
+    let dir = tempfile::tempdir().unwrap();
+    let local = board_database(dir.path(), 400, 10);
+    make_schema(&db);
+    let child = push_child(&local, &db);
+    wait_for(Duration::from_secs(60), "some sessions pushed", || {
+        count(&db, "SELECT count(*) FROM sessions") >= 10
+    });
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("push to postgres://"), "{stderr}");
+    assert!(stderr.contains("run again copies the rest"), "{stderr}");
+    server.restart();
+    let pushed_before = count(&db, "SELECT count(*) FROM sessions");
+    assert!(pushed_before < 400, "the push was stopped before its end");
+    let out = ok(local.to_str().unwrap(), &["push", "--to", &db]);
+    assert!(
+        out.contains(&format!(
+            "pushed {} sessions ({} runs)",
+            400 - pushed_before,
+            (400 - pushed_before) * 10
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{pushed_before} were there already")),
+        "{out}"
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 400);
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 4000);
+    let again = ok(local.to_str().unwrap(), &["push", "--to", &db]);
+    assert!(again.contains("pushed 0 sessions (0 runs)"), "{again}");
+}
+
+#[test]
+fn a_read_only_role_compares_and_cannot_write() {
+    let Some(db) = pg::fresh_database("cli_read_only") else {
+        return;
+    };
+    for label in ["a", "a", "b", "b"] {
+        run_pipe(&db, label);
+    }
+    let role = format!("reader_{}", std::process::id());
+    pg::sql(&db, &format!("CREATE ROLE {role} LOGIN"));
+    let name = db.rsplit('/').next().unwrap();
+    pg::sql(&db, &format!("GRANT CONNECT ON DATABASE {name} TO {role}"));
+    pg::sql(&db, &format!("GRANT USAGE ON SCHEMA public TO {role}"));
+    pg::sql(
+        &db,
+        &format!("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"),
+    );
+    let reader = db.replacen("kbench@", &format!("{role}@"), 1);
+    let compare = ok(&reader, &["compare", "a", "b"]);
+    assert!(compare.contains("a -> b"), "{compare}");
+    ok(&reader, &["list"]);
+    ok(&reader, &["export", "a", "--format", "csv"]);
+    let err = refused(
+        &reader,
+        &["run", "--label", "c", "--runs", "2", "pipe:-l 100"],
+    );
+    assert!(err.contains("may not write"), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM sessions WHERE label = 'c'"),
+        0
+    );
+}
+
+#[test]
+fn tls_is_used_where_the_url_asks_for_it_and_verified() {
+    let (Some(db), Some(ca)) = (pg::fresh_database("cli_tls"), pg::test_ca()) else {
+        return;
+    };
+    let ca = ca.to_str().unwrap();
+    let tls = format!("{db}?sslmode=require&sslrootcert={ca}");
+    run_pipe(&tls, "over-tls");
+    assert!(ok(&tls, &["list"]).contains("over-tls"));
+    // The server's certificate is checked: against the Mozilla roots it is unknown.
+    let err = refused(&format!("{db}?sslmode=require"), &["list"]);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    // A CA file that is no CA file.
+    let err = refused(
+        &format!("{db}?sslmode=require&sslrootcert=/etc/hostname"),
+        &["list"],
+    );
+    assert!(err.contains("sslrootcert"), "{err}");
+}
+
+/// Moves `label`'s last session to machine `host` (as if a second board ran it).
+fn move_last_session(local: &Path, label: &str, host: &str) {
+    let conn = rusqlite::Connection::open(local).unwrap();
+    let (id, environment): (i64, String) = conn
+        .query_row(
+            "SELECT id, environment FROM sessions WHERE label = ?1 ORDER BY id DESC LIMIT 1",
+            [label],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let mut environment: serde_json::Value = serde_json::from_str(&environment).unwrap();
+    environment["hostname"] = host.into();
+    conn.execute(
+        "UPDATE sessions SET environment = ?1, machine = ?2 WHERE id = ?3",
+        rusqlite::params![
+            environment.to_string(),
+            kbench_store::machine_of(Some(&environment)),
+            id
+        ],
+    )
+    .unwrap();
+}
+
+#[test]
+fn runs_of_different_machines_are_never_pooled_unless_asked() {
+    let Some(db) = pg::fresh_database("cli_machines") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("host.db");
+    let local_db = local.to_str().unwrap();
+    for label in ["m", "m", "m", "n", "n", "n"] {
+        run_pipe(local_db, label);
+    }
+    move_last_session(&local, "m", "board-2");
+    move_last_session(&local, "n", "board-2");
+    let pushed = ok(local_db, &["push", "--to", &db]);
+    assert!(pushed.contains("pushed 6 sessions (30 runs)"), "{pushed}");
+    let machines = ok(&db, &["list", "--machines"]);
+    let here = kbench_store::Store::open_existing(&local)
+        .unwrap()
+        .sessions("m")
+        .unwrap()[0]
+        .machine
+        .clone()
+        .unwrap();
+    assert!(machines.contains(&here), "{machines}");
+    assert!(
+        machines.lines().any(|l| l.starts_with("board-2")),
+        "{machines}"
+    );
+    assert_eq!(
+        machines.lines().filter(|l| l.starts_with("  m ")).count(),
+        2
+    );
+
+    // Both labels on both machines: compare says so and pools nothing.
+    let err = refused(&db, &["compare", "m", "n"]);
+    assert!(
+        err.contains("more than one machine") && err.contains("board-2"),
+        "{err}"
+    );
+    assert!(err.contains("--across-machines"), "{err}");
+    let one = ok(
+        &db,
+        &["compare", "m", "n", "--machine", &here, "--format", "json"],
+    );
+    let one: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(one["base"]["sessions"], 2);
+    assert_eq!(one["machines"]["machine"], here.as_str());
+    let text_one = ok(&db, &["compare", "m", "n", "--machine", &here]);
+    assert!(text_one.contains("only (m's runs on board-2"), "{text_one}");
+    let across = ok(
+        &db,
+        &["compare", "m", "n", "--across-machines", "--format", "json"],
+    );
+    let across: serde_json::Value = serde_json::from_str(&across).unwrap();
+    assert_eq!(across["base"]["sessions"], 3);
+    assert_eq!(across["base"]["boots"], 2, "machines are the units");
+    assert_eq!(across["machines"]["kind"], "across");
+    let err = refused(&db, &["compare", "m", "n", "--machine", "nowhere"]);
+    assert!(err.contains("no runs on machine 'nowhere'"), "{err}");
+
+    // One machine holds both labels: that machine's runs alone, and said.
+    run_pipe(local_db, "p");
+    move_last_session(&local, "p", "board-3");
+    run_pipe(local_db, "p");
+    let auto = ok(local_db, &["compare", "m", "p"]);
+    assert!(auto.contains(&format!("machine: {here} only")), "{auto}");
+    assert!(
+        auto.contains("board-2") && auto.contains("board-3"),
+        "{auto}"
+    );
+
+    // The same comparison from the SQLite file and from PostgreSQL: the same rows.
+    let rows = |db: &str| {
+        let out = ok(
+            db,
+            &["compare", "m", "n", "--machine", &here, "--format", "json"],
+        );
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        report["rows"].clone()
+    };
+    assert_eq!(rows(local_db), rows(&db));
+}
