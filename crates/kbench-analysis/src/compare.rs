@@ -149,6 +149,10 @@ fn select_machines(
                     )));
                 }
             }
+            // The labels hold no other machine's runs: nothing to narrow, or to say.
+            if all.len() <= 1 {
+                return Ok(None);
+            }
             Ok(Some(one(machine, a, b)))
         }
         _ if all.len() <= 1 => Ok(None),
@@ -1062,12 +1066,8 @@ fn reproduce(
     if let Some(d) = delta_pct {
         compare.push_str(&format!(" --delta {d}"));
     }
-    match machines {
-        Some(MachinesCompared::One { machine, .. }) => {
-            compare.push_str(&format!(" --machine '{}'", machine.replace('\'', r"'\''")));
-        }
-        Some(MachinesCompared::Across { .. }) => compare.push_str(" --across-machines"),
-        None => {}
+    if let Some(m) = machines {
+        compare.push_str(&m.compare_option());
     }
     lines.push(compare);
     lines

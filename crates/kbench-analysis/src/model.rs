@@ -50,6 +50,18 @@ pub enum MachinesCompared {
     Across { base: Vec<String>, new: Vec<String> },
 }
 
+impl MachinesCompared {
+    /// The compare option that makes the same choice again (shell-quoted).
+    pub fn compare_option(&self) -> String {
+        match self {
+            MachinesCompared::One { machine, .. } => {
+                format!(" --machine '{}'", machine.replace('\'', r"'\''"))
+            }
+            MachinesCompared::Across { .. } => " --across-machines".into(),
+        }
+    }
+}
+
 /// One side's label and how much replication it has.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SideSummary {

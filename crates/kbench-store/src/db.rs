@@ -218,10 +218,15 @@ impl dyn Db + '_ {
     ) -> Result<T, StoreError> {
         self.begin_write()?;
         match work(self) {
-            Ok(value) => {
-                self.commit()?;
-                Ok(value)
-            }
+            // SQLite may keep the transaction open after a failed COMMIT: end it, so
+            // the connection's next BEGIN works.
+            Ok(value) => match self.commit() {
+                Ok(()) => Ok(value),
+                Err(e) => {
+                    self.rollback();
+                    Err(e)
+                }
+            },
             Err(e) => {
                 self.rollback();
                 Err(e)

@@ -56,6 +56,9 @@ pub fn whole_sessions(
     store: &Store,
     label: &str,
 ) -> Result<Vec<(SessionRow, SessionWithRuns)>, StoreError> {
+    // The sessions first: one begun while the runs are read is left for next time
+    // rather than taken with none of its runs.
+    let sessions = store.sessions(label)?;
     let mut runs: BTreeMap<i64, Vec<StoredRun>> = BTreeMap::new();
     for r in store.runs(label)? {
         runs.entry(r.session_id).or_default().push(r.run);
@@ -64,8 +67,7 @@ pub fn whole_sessions(
     for m in store.summaries(label)? {
         summaries.entry(m.session_id).or_default().push(m);
     }
-    Ok(store
-        .sessions(label)?
+    Ok(sessions
         .into_iter()
         .map(|s| {
             let whole = SessionWithRuns {

@@ -74,20 +74,67 @@ fn socket_port(dir: &Path) -> Option<u16> {
     ports.first().copied()
 }
 
-/// The URL with `user:password@` shown as `user:***@`.
+/// Where a URL's credentials end and its query starts, read as the PostgreSQL
+/// client reads them: the credentials run to the first `@` (a password may hold `/`
+/// or `?`), the query from the first `?` after them.
+fn url_spans(url: &str) -> Option<(usize, usize, Option<usize>)> {
+    let scheme_end = url.find("://")? + 3;
+    let rest = &url[scheme_end..];
+    let at = rest.find('@').map(|i| scheme_end + i);
+    let host_start = at.map_or(scheme_end, |i| i + 1);
+    let query = url[host_start..].find('?').map(|i| host_start + i);
+    Some((scheme_end, host_start, query))
+}
+
+/// The URL before its query, and the query (without `?`).
+pub fn split_query(url: &str) -> (&str, Option<&str>) {
+    match url_spans(url) {
+        Some((_, _, Some(q))) => (&url[..q], Some(&url[q + 1..])),
+        _ => (url, None),
+    }
+}
+
+/// The URL with `user:password@` shown as `user:***@`, and a `password=` parameter
+/// as `password=***`.
 pub fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
+    let Some((scheme_end, host_start, query_start)) = url_spans(url) else {
         return url.to_string();
     };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
+    let mut out = url[..scheme_end].to_string();
+    // A raw `@` in a password ends the credentials for the client, but the rest of
+    // the password must not show: mask to the last `@` before the path or query.
+    let path_start = url[host_start..]
+        .find('/')
+        .map(|slash| host_start + slash)
+        .into_iter()
+        .chain(query_start)
+        .min()
+        .unwrap_or(url.len());
+    let host_start = url[..path_start]
+        .rfind('@')
+        .map_or(host_start, |at| at + 1)
+        .max(host_start);
+    if host_start > scheme_end {
+        let userinfo = &url[scheme_end..host_start - 1];
+        match userinfo.split_once(':') {
+            Some((user, _password)) => out.push_str(&format!("{user}:***@")),
+            None => out.push_str(&url[scheme_end..host_start]),
+        }
     }
+    let (base, query) = split_query(url);
+    out.push_str(&base[host_start.min(base.len())..]);
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some(("password", _)) => "password=***".to_string(),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use crate::db::{Cell, Db, Row};
 use crate::location::PostgresTarget;
 use crate::schema::{current_version, POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION};
-use crate::store::StoreError;
+use crate::store::{busy_timeout, StoreError};
 use postgres::error::SqlState;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, Statement};
@@ -46,19 +46,49 @@ struct Tls {
 pub fn open(target: &PostgresTarget, existing: bool) -> Result<PostgresDb, StoreError> {
     let where_ = crate::location::Location::Postgres(target.clone()).display();
     let connect = connect_options(target)?;
-    let client = match &connect.tls {
-        None => connect.config.connect(NoTls),
-        Some(tls) => connect.config.connect(rustls_connector(tls)?),
-    }
-    .map_err(|e| {
-        StoreError::Unusable(format!("{where_}: cannot connect: {}", describe_error(&e)))
-    })?;
+    let client = connect_within(connect)
+        .map_err(|why| StoreError::Unusable(format!("{where_}: cannot connect: {why}")))?;
     let mut db = PostgresDb {
         client,
         statements: HashMap::new(),
     };
     db.make_current(&where_, existing)?;
     Ok(db)
+}
+
+/// Connects, giving up when the server has not completed the startup (TLS, the
+/// authentication) within the connect timeout and 20 s more: the client library's
+/// own timeout covers only the TCP connect, and a server that accepts and then says
+/// nothing must not hang kbench. A connection given up on is left to its thread,
+/// which ends with the process.
+fn connect_within(connect: Connect) -> Result<Client, String> {
+    let deadline = connect
+        .config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT)
+        + Duration::from_secs(20);
+    let tls = match &connect.tls {
+        Some(tls) => Some(rustls_connector(tls).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let config = connect.config;
+    std::thread::spawn(move || {
+        let client = match tls {
+            None => config.connect(NoTls),
+            Some(tls) => config.connect(tls),
+        };
+        let _ = sender.send(client);
+    });
+    match receiver.recv_timeout(deadline) {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(describe_error(&e)),
+        Err(_) => Err(format!(
+            "the server did not complete the connection within {} s",
+            deadline.as_secs()
+        )),
+    }
 }
 
 fn connect_options(target: &PostgresTarget) -> Result<Connect, StoreError> {
@@ -106,15 +136,26 @@ fn connect_options(target: &PostgresTarget) -> Result<Connect, StoreError> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
-    // A server that stops answering mid-query (a board's network gone) is noticed
-    // in about a minute rather than the two hours of the default.
-    if config.get_keepalives_idle() == DEFAULT_KEEPALIVES_IDLE {
+    // A server that stops answering (a board's network gone) is noticed in about a
+    // minute rather than hours: keepalives while idle, and a limit on unacknowledged
+    // data while a push writes. A URL's own keepalive settings stand.
+    if config.get_keepalives() && config.get_keepalives_idle() == DEFAULT_KEEPALIVES_IDLE {
         config
-            .keepalives(true)
             .keepalives_idle(Duration::from_secs(30))
             .keepalives_interval(Duration::from_secs(10))
             .keepalives_retries(3);
     }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(Duration::from_secs(60));
+    }
+    // A lock held by another writer (the migration's, a session being pushed by
+    // another push) is waited for as long as SQLite's busy timeout, then refused.
+    let lock_timeout = format!("-c lock_timeout={}", busy_timeout().as_millis());
+    let options = match config.get_options() {
+        Some(own) => format!("{own} {lock_timeout}"),
+        None => lock_timeout,
+    };
+    config.options(&options);
     config.application_name("kbench");
     Ok(Connect { config, tls })
 }
@@ -124,7 +165,7 @@ fn connect_options(target: &PostgresTarget) -> Result<Connect, StoreError> {
 /// name, so both are `require` to the client library). Returns the URL left and
 /// whether TLS is asked for.
 fn kbench_url_options(url: &str) -> Result<(String, Option<Tls>), StoreError> {
-    let Some((base, query)) = url.split_once('?') else {
+    let (base, Some(query)) = crate::location::split_query(url) else {
         return Ok((url.to_string(), None));
     };
     let mut kept = Vec::new();
@@ -357,6 +398,11 @@ impl ToSql for Cell {
                 Type::FLOAT4 => (*v as f32).to_sql(ty, out),
                 _ => v.to_sql(ty, out),
             },
+            // PostgreSQL's text holds no NUL (a console's stray byte in an error
+            // message): it is kept as U+FFFD rather than failing the write.
+            Cell::Text(v) if v.contains('\0') => {
+                v.replace('\0', "\u{fffd}").as_str().to_sql(ty, out)
+            }
             Cell::Text(v) => v.as_str().to_sql(ty, out),
             Cell::Blob(v) => v.as_slice().to_sql(ty, out),
         }
@@ -483,7 +529,13 @@ pub fn describe_error(e: &postgres::Error) -> String {
     }
 }
 
-/// Whether the server refused a write to this role (a read-only role, a standby).
+/// Whether a lock stayed held by another writer past the lock timeout.
+pub fn is_lock_timeout(e: &postgres::Error) -> bool {
+    e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE)
+}
+
+/// Whether the server refused this role (a read-only role writing, a standby, a
+/// role without SELECT reading).
 pub fn is_permission_denied(e: &postgres::Error) -> bool {
     matches!(
         e.code(),

@@ -13,6 +13,9 @@ pub struct PushCounts {
     pub runs_copied: u64,
     /// Sessions the destination held already.
     pub sessions_present: u64,
+    /// Sessions left out because they have not ended: still running, or their kbench
+    /// was killed (see [`push`]'s `include_unended`).
+    pub sessions_unended: u64,
 }
 
 /// A push that stopped: what it had copied, and why it stopped.
@@ -25,11 +28,15 @@ pub struct PushStopped {
 }
 
 /// Copies every session of `labels` (every label when empty) that `to` lacks.
-/// `progress` hears of each session as it is done, with the sessions in all.
+/// A session that has not ended is left out unless `include_unended`: one still
+/// running would be copied with the runs it has so far, and never completed, since
+/// its UUID is then there. `progress` hears of each session as it is done, with the
+/// sessions in all.
 pub fn push(
     from: &Store,
     to: &mut Store,
     labels: &[String],
+    include_unended: bool,
     mut progress: impl FnMut(&PushCounts, u64),
 ) -> Result<PushCounts, PushStopped> {
     let mut done = PushCounts::default();
@@ -64,6 +71,11 @@ pub fn push(
         for (row, session) in whole {
             if present.contains(&row.uuid) {
                 done.sessions_present += 1;
+                progress(&done, sessions);
+                continue;
+            }
+            if row.ended_unix_ns.is_none() && !include_unended {
+                done.sessions_unended += 1;
                 progress(&done, sessions);
                 continue;
             }

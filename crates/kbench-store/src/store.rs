@@ -668,8 +668,12 @@ impl Store {
             if session_by_uuid(db, uuid)?.is_some() {
                 return Ok(false);
             }
-            insert_whole_session(
+            let Some(id) = insert_session_unless_present(db, &session.whole.session)? else {
+                return Ok(false);
+            };
+            fill_session(
                 db,
+                id,
                 &session.whole,
                 session.kernel_config.as_deref(),
                 session.console_log_gzip.as_deref(),
@@ -699,11 +703,13 @@ impl Store {
                 "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
                         min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
                  FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
-                 GROUP BY s.label ORDER BY min(s.started_unix_ns), s.label"
+                 GROUP BY s.label"
             ),
             &[],
         )?;
-        rows.into_iter()
+        // Sorted here: PostgreSQL's ORDER BY on text follows the server's collation.
+        let mut labels = rows
+            .into_iter()
             .map(|r| {
                 Ok(LabelInfo {
                     label: r.str(0)?.to_string(),
@@ -714,7 +720,9 @@ impl Store {
                     last_unix_ns: r.u64(5)?,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<LabelInfo>, StoreError>>()?;
+        labels.sort_by(|a, b| (a.first_unix_ns, &a.label).cmp(&(b.first_unix_ns, &b.label)));
+        Ok(labels)
     }
 
     /// Which machines hold which labels: per machine and label, the sessions and
@@ -725,12 +733,12 @@ impl Store {
                 "SELECT s.machine, s.label, count(DISTINCT s.id), count(r.id),
                         min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
                  FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
-                 GROUP BY s.machine, s.label
-                 ORDER BY s.machine IS NULL, s.machine, min(s.started_unix_ns), s.label"
+                 GROUP BY s.machine, s.label"
             ),
             &[],
         )?;
-        rows.into_iter()
+        let mut machines = rows
+            .into_iter()
             .map(|r| {
                 Ok(MachineLabel {
                     machine: r.opt_str(0)?.map(str::to_string),
@@ -741,7 +749,20 @@ impl Store {
                     last_unix_ns: r.u64(5)?,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<MachineLabel>, StoreError>>()?;
+        // Known machines by name, the unknown last; each machine's labels oldest first.
+        machines.sort_by(|a, b| {
+            let key = |m: &MachineLabel| {
+                (
+                    m.machine.is_none(),
+                    m.machine.clone(),
+                    m.first_unix_ns,
+                    m.label.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        Ok(machines)
     }
 
     /// Whether `label` already has a session started at `started_unix_ns` on boot
@@ -1092,14 +1113,34 @@ fn session_by_uuid(db: &mut dyn Db, uuid: &str) -> Result<Option<i64>, StoreErro
 }
 
 fn insert_session(db: &mut dyn Db, s: &NewSession) -> Result<i64, StoreError> {
+    insert_session_with(db, s, "")?.ok_or_else(|| StoreError::Corrupt("no session id".into()))
+}
+
+/// Inserts a session unless one of its UUID is there; `None` then. Two pushes of
+/// one session at once: the second waits for the first's transaction, then skips.
+fn insert_session_unless_present(
+    db: &mut dyn Db,
+    s: &NewSession,
+) -> Result<Option<i64>, StoreError> {
+    insert_session_with(db, s, "ON CONFLICT (uuid) DO NOTHING")
+}
+
+fn insert_session_with(
+    db: &mut dyn Db,
+    s: &NewSession,
+    on_conflict: &str,
+) -> Result<Option<i64>, StoreError> {
     let uuid = s.uuid.clone().unwrap_or_else(new_session_uuid);
     let machine = crate::machine::machine_of(s.environment.as_ref());
-    let row = db.query_one(
-        "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
-                               command_line, seed, environment,
-                               source_file, source_format, source_hash, interleave_group,
-                               uuid, machine)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id",
+    let row = db.query_opt(
+        &format!(
+            "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
+                                   command_line, seed, environment,
+                                   source_file, source_format, source_hash, interleave_group,
+                                   uuid, machine)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             {on_conflict} RETURNING id"
+        ),
         cells![
             &s.label,
             &s.kind,
@@ -1117,7 +1158,7 @@ fn insert_session(db: &mut dyn Db, s: &NewSession) -> Result<i64, StoreError> {
             machine,
         ],
     )?;
-    row.i64(0)
+    row.map(|r| r.i64(0)).transpose()
 }
 
 /// Inserts a session with everything in it (within the caller's transaction).
@@ -1128,6 +1169,19 @@ fn insert_whole_session(
     console_log_gzip: Option<&[u8]>,
 ) -> Result<i64, StoreError> {
     let id = insert_session(db, &s.session)?;
+    fill_session(db, id, s, kernel_config, console_log_gzip)?;
+    Ok(id)
+}
+
+/// What a whole session brings beside its row: its end, console log, runs,
+/// summaries and kernel config.
+fn fill_session(
+    db: &mut dyn Db,
+    id: i64,
+    s: &SessionWithRuns,
+    kernel_config: Option<&str>,
+    console_log_gzip: Option<&[u8]>,
+) -> Result<(), StoreError> {
     if let Some(ended) = s.ended_unix_ns {
         db.execute(
             "UPDATE sessions SET ended_unix_ns = ?1 WHERE id = ?2",
@@ -1149,7 +1203,7 @@ fn insert_whole_session(
     if let Some(text) = kernel_config {
         set_kernel_config_tx(db, id, text)?;
     }
-    Ok(id)
+    Ok(())
 }
 
 /// Keeps a config (compressed only when its hash is new) and points the session at it.

@@ -65,6 +65,8 @@ on_both_backends!(
     an_imported_file_and_an_export_read_back_whole,
     a_failed_write_leaves_nothing_behind,
     pushing_twice_copies_each_session_once,
+    two_pushes_at_once_store_each_session_once,
+    a_session_not_ended_is_pushed_only_when_asked,
     four_writers_at_once_lose_nothing,
     machines_hold_their_labels,
     calibrations_read_back,
@@ -327,7 +329,7 @@ fn pushing_twice_copies_each_session_once(db: &TestDb) {
     let (board, runs) = board_database();
     let from = Store::open_existing(&board.path).unwrap();
     let mut to = db.open();
-    let first = push(&from, &mut to, &[], |_, _| {}).unwrap();
+    let first = push(&from, &mut to, &[], false, |_, _| {}).unwrap();
     assert_eq!(
         (
             first.sessions_copied,
@@ -336,7 +338,7 @@ fn pushing_twice_copies_each_session_once(db: &TestDb) {
         ),
         (3, runs as u64, 0)
     );
-    let second = push(&from, &mut to, &[], |_, _| {}).unwrap();
+    let second = push(&from, &mut to, &[], false, |_, _| {}).unwrap();
     assert_eq!((second.sessions_copied, second.sessions_present), (0, 3));
     for label in ["v6.12", "patched"] {
         let here: Vec<StoredRun> = from
@@ -362,8 +364,64 @@ fn pushing_twice_copies_each_session_once(db: &TestDb) {
         );
     }
     // One label only: nothing new either.
-    let third = push(&from, &mut to, &["patched".to_string()], |_, _| {}).unwrap();
+    let third = push(&from, &mut to, &["patched".to_string()], false, |_, _| {}).unwrap();
     assert_eq!((third.sessions_copied, third.sessions_present), (0, 1));
+}
+
+fn two_pushes_at_once_store_each_session_once(db: &TestDb) {
+    let (board, runs) = board_database();
+    db.open();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let pushes: Vec<_> = (0..2)
+        .map(|_| {
+            let (from, to, barrier) = (board.path.clone(), db.path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let from = Store::open_existing(&from).unwrap();
+                let mut to = Store::open(&to).unwrap();
+                barrier.wait();
+                push(&from, &mut to, &[], false, |_, _| {}).unwrap()
+            })
+        })
+        .collect();
+    let counts: Vec<_> = pushes.into_iter().map(|p| p.join().unwrap()).collect();
+    assert_eq!(
+        counts.iter().map(|c| c.sessions_copied).sum::<u64>(),
+        3,
+        "{counts:?}"
+    );
+    assert!(counts
+        .iter()
+        .all(|c| c.sessions_copied + c.sessions_present == 3));
+    let to = Store::open_existing(&db.path).unwrap();
+    let stored: usize = ["v6.12", "patched"]
+        .iter()
+        .map(|l| to.runs(l).unwrap().len())
+        .sum();
+    assert_eq!(stored, runs);
+}
+
+fn a_session_not_ended_is_pushed_only_when_asked(db: &TestDb) {
+    let board = sqlite_db();
+    let mut local = board.open();
+    let ended = local.begin_session(&session("l", 1, "b")).unwrap();
+    local.insert_run(ended, &full_run(1)).unwrap();
+    local.end_session(ended, 2).unwrap();
+    let running = local.begin_session(&session("l", 3, "b")).unwrap();
+    local.insert_run(running, &full_run(1)).unwrap();
+    let mut to = db.open();
+    let first = push(&local, &mut to, &[], false, |_, _| {}).unwrap();
+    assert_eq!((first.sessions_copied, first.sessions_unended), (1, 1));
+    // Its runs go on; once it has ended, the next push takes it whole.
+    local.insert_run(running, &full_run(2)).unwrap();
+    local.end_session(running, 4).unwrap();
+    let second = push(&local, &mut to, &[], false, |_, _| {}).unwrap();
+    assert_eq!((second.sessions_copied, second.sessions_present), (1, 1));
+    assert_eq!(to.runs("l").unwrap().len(), 3);
+    // A killed session (never ended) goes when asked.
+    let killed = local.begin_session(&session("l", 5, "b")).unwrap();
+    local.insert_run(killed, &full_run(1)).unwrap();
+    let third = push(&local, &mut to, &[], true, |_, _| {}).unwrap();
+    assert_eq!((third.sessions_copied, third.sessions_unended), (1, 0));
 }
 
 fn four_writers_at_once_lose_nothing(db: &TestDb) {

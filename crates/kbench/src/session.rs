@@ -51,7 +51,16 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
         .into(),
         StoreError::Postgres(e) if kbench_store::postgres::is_permission_denied(&e) => {
             UsageError(format!(
-                "this role may not write to the database: {}",
+                "the database refused this role (one that may read may not write): {}",
+                kbench_store::postgres::describe_error(&e)
+            ))
+            .into()
+        }
+        StoreError::Postgres(e) if kbench_store::postgres::is_lock_timeout(&e) => {
+            UsageError(format!(
+                "another writer held a lock in the database for {} s (${}): {}",
+                kbench_store::store::busy_timeout().as_secs_f64(),
+                kbench_store::store::BUSY_TIMEOUT_ENV,
                 kbench_store::postgres::describe_error(&e)
             ))
             .into()
@@ -73,9 +82,27 @@ pub use kbench_workloads::measure::unix_now_ns;
 pub fn command_line() -> String {
     // argv[0] may be a build path; the command to give a reader is `kbench`.
     let args: Vec<String> = std::iter::once("kbench".to_string())
-        .chain(std::env::args().skip(1))
+        .chain(std::env::args().skip(1).map(|a| without_password(&a)))
         .collect();
     crate::runner::child::shell_join(&args)
+}
+
+/// An argument as it may be stored and shown: a PostgreSQL URL's password masked
+/// (`--db URL`, `--db=URL`, `--to URL`), since every reader of the database sees
+/// a session's command line.
+fn without_password(arg: &str) -> String {
+    let (option, value) = match arg.split_once('=') {
+        Some((option, value)) if option.starts_with("--") => (Some(option), value),
+        _ => (None, arg),
+    };
+    if !kbench_store::location::is_postgres_url(value) {
+        return arg.to_string();
+    }
+    let masked = kbench_store::location::without_password(value);
+    match option {
+        Some(option) => format!("{option}={masked}"),
+        None => masked,
+    }
 }
 
 /// A session for `label` with this boot's id and environment snapshot.

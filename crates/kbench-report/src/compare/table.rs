@@ -468,6 +468,9 @@ pub fn reproduce(reports: &[CompareReport]) -> Vec<String> {
         if first.delta.explicit {
             compare.push_str(&format!(" --delta {}", first.delta.pct));
         }
+        if let Some(m) = &first.machines {
+            compare.push_str(&m.compare_option());
+        }
         out.push(compare);
     }
     out

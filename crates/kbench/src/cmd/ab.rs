@@ -175,9 +175,15 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         interleave_group: Some(group.clone()),
         ..session::new_session(label, "ab", None)
     };
+    let sessions = [session_of(&label_a), session_of(&label_b)];
+    // Its verdict is of this machine's runs, whatever else the labels hold.
+    let machines = kbench_store::machine_of(sessions[0].environment.as_ref()).map_or(
+        kbench_analysis::Machines::Same,
+        kbench_analysis::Machines::Only,
+    );
     let session_ids = [
-        session::begin_session(&mut store, &session_of(&label_a))?,
-        session::begin_session(&mut store, &session_of(&label_b))?,
+        session::begin_session(&mut store, &sessions[0])?,
+        session::begin_session(&mut store, &sessions[1])?,
     ];
     let labels = [label_a.as_str(), label_b.as_str()];
     let mut ab = Interleaving {
@@ -197,7 +203,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             .map_err(session::store_error)?;
     }
     result?;
-    let report = kbench_analysis::compare_labels(&store, &label_a, &label_b, options)
+    let report = kbench_analysis::compare_labels_on(&store, &label_a, &label_b, options, &machines)
         .map_err(crate::analysis_error)?;
     if args.format == "text" {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);

@@ -51,6 +51,11 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
             return usage(format!("{}: a kbench export with no runs", args.file));
         }
         for s in &mut export.sessions {
+            // Under another label than the export's it is a copy, a session of its
+            // own with an identity of its own: a push then copies both.
+            if s.session.label != args.label {
+                s.session.uuid = None;
+            }
             s.session.label = args.label.clone();
             let seen = store
                 .has_session(
@@ -67,8 +72,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
                     args.label
                 ));
             }
-            // Its session is here under another label: this copy is a session of its
-            // own, with an identity of its own (a push then copies both).
+            // Its session is here under another label: this copy is one of its own.
             if let Some(uuid) = &s.session.uuid {
                 if store.has_uuid(uuid).map_err(session::store_error)? {
                     s.session.uuid = None;

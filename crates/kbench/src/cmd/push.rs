@@ -15,6 +15,11 @@ pub struct PushArgs {
     /// or another SQLite file.
     #[arg(long, value_name = "URL")]
     pub to: PathBuf,
+    /// Push sessions that have not ended too: a session whose kbench was killed
+    /// (its runs so far are all it will have). One still running would be pushed
+    /// half, and never completed.
+    #[arg(long)]
+    pub include_unended: bool,
     /// The database to copy from.
     #[command(flatten)]
     pub db: DbArgs,
@@ -40,10 +45,16 @@ pub fn run(args: PushArgs) -> anyhow::Result<i32> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let result = push(&from, &mut to, &args.labels, |done, sessions| {
-        bar.set_length(sessions);
-        bar.set_position(done.sessions_copied + done.sessions_present);
-    });
+    let result = push(
+        &from,
+        &mut to,
+        &args.labels,
+        args.include_unended,
+        |done, sessions| {
+            bar.set_length(sessions);
+            bar.set_position(done.sessions_copied + done.sessions_present);
+        },
+    );
     bar.finish_and_clear();
     match result {
         Ok(done) => {
@@ -56,7 +67,9 @@ pub fn run(args: PushArgs) -> anyhow::Result<i32> {
                 "push to {} stopped after {} of {} sessions ({} runs copied): {why}; \
                  the same push run again copies the rest",
                 to.path().display(),
-                stopped.done.sessions_copied + stopped.done.sessions_present,
+                stopped.done.sessions_copied
+                    + stopped.done.sessions_present
+                    + stopped.done.sessions_unended,
                 stopped.sessions,
                 stopped.done.runs_copied
             ))
@@ -65,11 +78,18 @@ pub fn run(args: PushArgs) -> anyhow::Result<i32> {
 }
 
 fn summary(done: &PushCounts, to: &Store) -> String {
-    format!(
+    let mut line = format!(
         "pushed {} sessions ({} runs) to {}; {} were there already",
         done.sessions_copied,
         done.runs_copied,
         to.path().display(),
         done.sessions_present
-    )
+    );
+    if done.sessions_unended > 0 {
+        line.push_str(&format!(
+            "; {} not ended were left (still running, or killed: --include-unended pushes them)",
+            done.sessions_unended
+        ));
+    }
+    line
 }

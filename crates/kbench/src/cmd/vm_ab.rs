@@ -702,11 +702,15 @@ pub fn store_boot(
                 ))
                 .into());
             }
-            // Under another label it is a copy, and a failed boot that replayed an
-            // earlier boot's output is a boot of its own: each its own identity.
+            // Under another label it is a copy: an identity of its own.
             Some(_) => session.uuid = None,
             None => {}
         }
+    }
+    // A failed boot (one that replayed another's output, or died) is a boot of its
+    // own, and the complete log of the guest's session may come later.
+    if failure.is_some() {
+        session.uuid = None;
     }
     let runs = match &failure {
         None => report.runs,
