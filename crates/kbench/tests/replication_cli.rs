@@ -213,8 +213,14 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
             .unwrap_or_else(|| panic!("no {workload} row: {report}"))
             .clone()
     };
+    // Found means a claimed difference. The effect is large (-60% on an idle machine,
+    // -44% once beside CI's other tests), but the delta raised from one calibrated
+    // session a side is 36% here, so an interval reaching inside it is "changed".
     let wakeup = primary("sched/wakeup");
-    assert_eq!(wakeup["verdict"], "improvement", "{wakeup}");
+    assert!(
+        matches!(wakeup["verdict"].as_str(), Some("improvement" | "changed")),
+        "{wakeup}"
+    );
     assert!(
         wakeup["diagnostics"].to_string().contains("borrowed_noise"),
         "{wakeup}"
