@@ -86,12 +86,22 @@ pub fn machines_of(sessions: &[SessionRow]) -> Vec<String> {
     known.into_iter().cloned().collect()
 }
 
+/// Keeps the sessions of `machine` and their runs; returns the sessions' ids.
+pub(crate) fn retain_machine(
+    machine: &str,
+    sessions: &mut Vec<SessionRow>,
+    runs: &mut Vec<RunRow>,
+) -> BTreeSet<i64> {
+    sessions.retain(|s| s.machine.as_deref() == Some(machine));
+    let ids: BTreeSet<i64> = sessions.iter().map(|s| s.id).collect();
+    runs.retain(|r| ids.contains(&r.session_id));
+    ids
+}
+
 impl Loaded {
-    /// Keeps the sessions `keep` accepts, with their runs and summaries.
-    fn retain_sessions(&mut self, keep: impl Fn(&SessionRow) -> bool) {
-        self.sessions.retain(|s| keep(s));
-        let ids: BTreeSet<i64> = self.sessions.iter().map(|s| s.id).collect();
-        self.runs.retain(|r| ids.contains(&r.session_id));
+    /// Keeps the sessions of `machine`, with their runs and summaries.
+    fn retain_machine(&mut self, machine: &str) {
+        let ids = retain_machine(machine, &mut self.sessions, &mut self.runs);
         self.summaries.retain(|m| ids.contains(&m.session_id));
     }
 
@@ -135,27 +145,26 @@ fn select_machines(
             new_left_out: left_out(&in_b),
         };
         for side in [a, b] {
-            side.retain_sessions(|s| s.machine.as_deref() == Some(machine));
+            side.retain_machine(machine);
         }
         compared
     };
-    match choice {
-        Machines::Only(machine) => {
-            for (label_side, machines) in [("BASE", &in_a), ("NEW", &in_b)] {
-                if !machines.contains(machine) {
-                    return Err(AnalysisError::Usage(format!(
-                        "{label_side} has no runs on machine '{machine}' (it ran on: {})",
-                        listed(machines)
-                    )));
-                }
+    if let Machines::Only(machine) = choice {
+        for (label_side, machines) in [("BASE", &in_a), ("NEW", &in_b)] {
+            if !machines.contains(machine) {
+                return Err(AnalysisError::Usage(format!(
+                    "{label_side} has no runs on machine '{machine}' (it ran on: {})",
+                    listed(machines)
+                )));
             }
-            // The labels hold no other machine's runs: nothing to narrow, or to say.
-            if all.len() <= 1 {
-                return Ok(None);
-            }
-            Ok(Some(one(machine, a, b)))
         }
-        _ if all.len() <= 1 => Ok(None),
+    }
+    // The labels hold no two machines' runs: nothing to narrow, or to say.
+    if all.len() <= 1 {
+        return Ok(None);
+    }
+    match choice {
+        Machines::Only(machine) => Ok(Some(one(machine, a, b))),
         Machines::Across => {
             a.machines_as_boots();
             b.machines_as_boots();

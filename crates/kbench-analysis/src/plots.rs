@@ -142,9 +142,7 @@ impl Side {
         let mut runs = store.runs(label)?;
         let mut sessions: Vec<SessionRow> = store.sessions(label)?;
         if let Some(crate::MachinesCompared::One { machine, .. }) = machines {
-            sessions.retain(|s| s.machine.as_ref() == Some(machine));
-            let ids: std::collections::BTreeSet<i64> = sessions.iter().map(|s| s.id).collect();
-            runs.retain(|r| ids.contains(&r.session_id));
+            crate::compare::retain_machine(machine, &mut sessions, &mut runs);
         }
         let groups = group::group(&runs, &sessions);
         let (series, _) = group::series_runs(&runs, &sessions);

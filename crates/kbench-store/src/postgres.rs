@@ -258,27 +258,14 @@ fn rustls_connector(tls: &Tls) -> Result<tokio_postgres_rustls::MakeRustlsConnec
 }
 
 impl PostgresDb {
-    fn schema_version(&mut self) -> Result<Option<i64>, StoreError> {
-        let exists = self
-            .query(&table_exists("kbench_schema"), &[])?
-            .first()
-            .map(|r| r.flag(0))
-            .transpose()?
-            .unwrap_or(false);
-        if !exists {
-            return Ok(None);
-        }
-        let rows = self.query("SELECT max(version) FROM kbench_schema", &[])?;
-        Ok(rows.first().map(|r| r.opt_i64(0)).transpose()?.flatten())
-    }
-
     /// Creates or migrates the schema unless it is current; a reader that finds it
     /// current writes nothing, so a read-only role can compare.
     fn make_current(&mut self, where_: &str, existing: bool) -> Result<(), StoreError> {
-        match self.schema_version()? {
+        match schema_version(self)? {
             Some(v) if v == current_version() => return Ok(()),
             Some(v) if v > current_version() => return Err(newer(where_, v)),
-            None if existing => {
+            // A version table without its row is no more a kbench database.
+            None | Some(0) if existing => {
                 return Err(StoreError::Unusable(format!(
                     "{where_}: no kbench database there (kbench run --db URL makes one)"
                 )))
@@ -291,11 +278,8 @@ impl PostgresDb {
                 &[Cell::Int(MIGRATION_LOCK)],
             )?;
             // Under the lock: another kbench may have made it current meanwhile.
-            let exists = db.query_one(&table_exists("kbench_schema"), &[])?.flag(0)?;
-            let version = if exists {
-                db.query_one("SELECT max(version) FROM kbench_schema", &[])?
-                    .opt_i64(0)?
-                    .unwrap_or(0)
+            let version = if let Some(version) = schema_version(db)? {
+                version
             } else {
                 let sessions = db.query_one(&table_exists("sessions"), &[])?.flag(0)?;
                 if sessions {
@@ -340,6 +324,16 @@ impl PostgresDb {
         self.statements.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
+}
+
+/// The version of kbench's schema; `None` when the database has no kbench tables
+/// (0 for a version table with no row).
+fn schema_version(db: &mut dyn Db) -> Result<Option<i64>, StoreError> {
+    if !db.query_one(&table_exists("kbench_schema"), &[])?.flag(0)? {
+        return Ok(None);
+    }
+    let version = db.query_one("SELECT max(version) FROM kbench_schema", &[])?;
+    Ok(Some(version.opt_i64(0)?.unwrap_or(0)))
 }
 
 /// Whether the schema kbench uses has table `name`. Read from pg_tables, not with

@@ -660,13 +660,10 @@ impl Store {
     /// stored now.
     pub fn insert_pushed(&mut self, session: &PushedSession) -> Result<bool, StoreError> {
         self.in_transaction(|db| {
-            let Some(uuid) = session.whole.session.uuid.as_deref() else {
+            if session.whole.session.uuid.is_none() {
                 return Err(StoreError::Unusable(
                     "a pushed session must carry its UUID".into(),
                 ));
-            };
-            if session_by_uuid(db, uuid)?.is_some() {
-                return Ok(false);
             }
             let Some(id) = insert_session_unless_present(db, &session.whole.session)? else {
                 return Ok(false);
@@ -1104,12 +1101,6 @@ fn session_row(mut r: Row) -> Result<SessionRow, StoreError> {
         uuid: r.take_text(16)?.unwrap_or_default(),
         machine: r.take_text(17)?,
     })
-}
-
-fn session_by_uuid(db: &mut dyn Db, uuid: &str) -> Result<Option<i64>, StoreError> {
-    db.query_opt("SELECT id FROM sessions WHERE uuid = ?1", cells![uuid])?
-        .map(|r| r.i64(0))
-        .transpose()
 }
 
 fn insert_session(db: &mut dyn Db, s: &NewSession) -> Result<i64, StoreError> {

@@ -774,16 +774,19 @@ fn a_jobs_log_is_imported_straight_into_the_shared_store() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (log_file, _) = four_boot_job_log(dir.path());
-    let out = kbench(&[
-        "import-console",
-        log_file.to_str().unwrap(),
-        "--label-a",
-        "base",
-        "--label-b",
-        "patched",
-        "--db",
-        &db,
-    ]);
+    let import = || {
+        kbench(&[
+            "import-console",
+            log_file.to_str().unwrap(),
+            "--label-a",
+            "base",
+            "--label-b",
+            "patched",
+            "--db",
+            &db,
+        ])
+    };
+    let out = import();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let count = |sql: &str| pg::sql_value(&db, sql);
     assert_eq!(
@@ -798,16 +801,7 @@ fn a_jobs_log_is_imported_straight_into_the_shared_store() {
     let compare = kbench(&["compare", "base", "patched", "--db", &db]);
     assert!(compare.status.success(), "{}", text(&compare.stderr));
     // The same log again: its boots' sessions are there, by their UUIDs.
-    let again = kbench(&[
-        "import-console",
-        log_file.to_str().unwrap(),
-        "--label-a",
-        "base",
-        "--label-b",
-        "patched",
-        "--db",
-        &db,
-    ]);
+    let again = import();
     let stderr = text(&again.stderr);
     assert_eq!(again.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("is stored already"), "{stderr}");

@@ -692,10 +692,15 @@ pub fn store_boot(
     let report = GuestReport::read(log, nonce);
     let failure = report.failure(target, host);
     let mut session = boot_session(&report, target, host);
+    // A failed boot (one that replayed another's output, or died) is a boot of its
+    // own, and the complete log of the guest's session may come later.
+    if failure.is_some() {
+        session.uuid = None;
+    }
     if let Some(uuid) = session.uuid.clone() {
         let stored_under = store.label_of_uuid(&uuid).map_err(session::store_error)?;
         match stored_under {
-            Some(label) if label == target.label && failure.is_none() => {
+            Some(label) if label == target.label => {
                 return Err(crate::error::UsageError(format!(
                     "the boot session {uuid} of {label} is stored already (the same console \
                      log twice?): storing it again would count its runs twice"
@@ -706,11 +711,6 @@ pub fn store_boot(
             Some(_) => session.uuid = None,
             None => {}
         }
-    }
-    // A failed boot (one that replayed another's output, or died) is a boot of its
-    // own, and the complete log of the guest's session may come later.
-    if failure.is_some() {
-        session.uuid = None;
     }
     let runs = match &failure {
         None => report.runs,
