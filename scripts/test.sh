@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Runs every kbench test on a Debian 12 machine with Rust: installs the Debian
-# packages the tests need when they are missing, then format, lint and tests.
+# packages the tests need when they are missing, then format, lint, builds and tests,
+# and closes with how long each step took.
+#
+# Package installs and downloads wait on the network, builds on the CPU: the first
+# run in the background while the second go on. Tests that measure the machine (the
+# nextest group `timing`) run first and alone; then everything else, the boots under
+# TCG, PostgreSQL and the fuzz replay beside each other (.config/nextest.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,40 +17,101 @@ cd "$(dirname "$0")/.."
 # python3-yaml: PyYAML, LAVA's YAML reader, reads back the jobs `kbench lava-job` writes.
 # file: says what the aarch64 build made. chromium (with a font): renders `kbench
 # report`'s page headless. postgresql (and openssl for its test CA): the shared
-# store's tests run against a private server (scripts/pg-server.sh).
+# store's tests run against a private server (scripts/pg-server.sh). The aarch64
+# toolchain's packages come with them, so the package lists are refreshed once.
 packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file chromium fonts-dejavu-core postgresql openssl)
-missing=()
-for pkg in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-    sudo=""
-    [[ $(id -u) -ne 0 ]] && sudo="sudo"
-    echo "installing: ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+read -ra aarch64_packages <<<"$(scripts/install-aarch64-toolchain.sh --list)"
+
+timings=()
+script_start=$SECONDS
+# step NAME CMD...: runs CMD and notes how long it took.
+step() {
+    local name=$1 start=$SECONDS rc=0
+    shift
+    "$@" || rc=$?
+    timings+=("$(printf '%-44s %5d s' "$name" $((SECONDS - start)))")
+    return "$rc"
+}
+print_timings() {
+    timings_printed=1
+    echo "test.sh: where the time went"
+    printf '  %s\n' "${timings[@]}"
+    printf '  %-44s %5d s\n' "whole run" $((SECONDS - script_start))
+}
+pg_dir=""
+cleanup() {
+    # A step that failed ends the script: say where the time went up to there.
+    [[ -n ${timings_printed:-} ]] || print_timings
+    if [[ -n $pg_dir ]]; then
+        scripts/pg-server.sh stop "$pg_dir" || true
+        rm -rf "$pg_dir"
+    fi
+    if [[ -n ${background_pid:-} ]]; then
+        kill "$background_pid" 2>/dev/null || true
+    fi
+    rm -f "${background_log:-}" "${runner_log:-}"
+}
+trap cleanup EXIT
+
+# Packages, then the real Debian kernel packages kbench-boot's tests boot (downloaded
+# once into the cache), in the background.
+background_log=$(mktemp)
+fetch_outside() {
+    scripts/install-packages.sh "${packages[@]}" "${aarch64_packages[@]}"
+    KBENCH_KERNEL_CACHE=$(scripts/fetch-kernels.sh)
+    scripts/fetch-kernels.sh arm64 >/dev/null
+    echo "$KBENCH_KERNEL_CACHE" >"$background_log.cache"
+    echo $((SECONDS - outside_start)) >"$background_log.seconds"
+}
+outside_start=$SECONDS
+fetch_outside >"$background_log" 2>&1 &
+background_pid=$!
 
 export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261130}
-cargo fmt --all --check
-cargo clippy --locked --workspace --all-targets -- -D warnings
+step "cargo fmt --check" cargo fmt --all --check
+step "cargo clippy (all targets)" cargo clippy --locked --workspace --all-targets -q -- -D warnings
 
 # The binary must stay static, so it can be copied to a board or an initramfs.
-static_bin=$(scripts/build-static.sh)
+build_static() { static_bin=$(scripts/build-static.sh); }
+step "build: static x86_64 kbench (release)" build_static
 if ldd "$static_bin" 2>&1 | grep -q "=>"; then
     echo "test.sh: $static_bin is dynamically linked" >&2
     exit 1
 fi
 env -i "$static_bin" bench -f simple sched pipe -l 1000 >/dev/null
 echo "static binary: ok ($static_bin)"
-# kbench vm-ab's tests boot it as /init.
+# vm-ab's tests boot it as /init.
 KBENCH_STATIC_BIN=$PWD/$static_bin
 export KBENCH_STATIC_BIN
 
+if cargo nextest --version >/dev/null 2>&1; then
+    runner=(cargo nextest run --locked --workspace --no-fail-fast)
+    step "build: tests (dev profile)" cargo nextest run --locked --workspace --no-run --cargo-quiet
+else
+    runner=(cargo test --locked --workspace --no-fail-fast)
+    step "build: tests (dev profile)" cargo test --locked --workspace --no-run -q
+fi
+
+# The packages and kernels fetched beside the builds.
+waited_start=$SECONDS
+if ! wait "$background_pid"; then
+    background_pid=""
+    cat "$background_log" >&2
+    echo "test.sh: installing packages or fetching kernels failed" >&2
+    exit 1
+fi
+background_pid=""
+cat "$background_log"
+timings+=("$(printf '%-44s %5d s' "packages and kernels (beside the builds)" "$(cat "$background_log.seconds")")")
+timings+=("$(printf '%-44s %5d s' "  of which waited for after the builds" $((SECONDS - waited_start)))")
+KBENCH_KERNEL_CACHE=$(cat "$background_log.cache")
+rm -f "$background_log.cache" "$background_log.seconds"
+export KBENCH_KERNEL_CACHE
+
 # The aarch64 kbench, built with Debian's Rust (rustup has no aarch64 std here), for
 # the arm64 kernels' tests; a board's binary is built the same way.
-scripts/install-aarch64-toolchain.sh
-aarch64_bin=$(scripts/build-static.sh aarch64)
+build_aarch64() { aarch64_bin=$(scripts/build-static.sh aarch64); }
+step "build: static aarch64 kbench (Debian rustc)" build_aarch64
 if ! file "$aarch64_bin" | grep -q "ARM aarch64.*statically linked"; then
     echo "test.sh: $aarch64_bin is not a static aarch64 executable" >&2
     exit 1
@@ -53,10 +120,6 @@ echo "static aarch64 binary: ok ($aarch64_bin)"
 KBENCH_STATIC_BIN_AARCH64=$PWD/$aarch64_bin
 export KBENCH_STATIC_BIN_AARCH64
 
-# Real Debian kernel packages for kbench-boot's tests, downloaded once into the cache.
-KBENCH_KERNEL_CACHE=$(scripts/fetch-kernels.sh)
-export KBENCH_KERNEL_CACHE
-scripts/fetch-kernels.sh arm64 >/dev/null
 # The boot tests skip without kernels; here, where the network is there, they must run.
 for series in 6.1.0- 6.12.; do
     for dir_arch in ".:amd64" "arm64:arm64"; do
@@ -70,7 +133,6 @@ done
 
 # A private PostgreSQL server for the store's tests, stopped and removed at the end.
 pg_dir=$(mktemp -d)
-trap 'scripts/pg-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
 scripts/pg-server.sh start "$pg_dir" >/dev/null
 set -a
 # shellcheck disable=SC1091
@@ -83,9 +145,23 @@ export KBENCH_REQUIRE_BOOT_TESTS=1
 export KBENCH_REQUIRE_CHROMIUM=1
 export KBENCH_REQUIRE_POSTGRES=1
 
-# Tests last, so the runner's summary closes the log.
-if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --locked --workspace --no-fail-fast
+failed=0
+if [[ ${runner[1]} == nextest ]]; then
+    # Each run's summary is kept to add up the two into the closing line.
+    runner_log=$(mktemp)
+    nextest() { "${runner[@]}" "$@" 2>&1 | tee -a "$runner_log"; }
+    # The tests that measure the machine, one at a time with nothing beside them.
+    step "tests: timing group, alone" nextest -E 'group(timing)' || failed=1
+    # Everything else, the slow groups that measure nothing beside each other.
+    step "tests: the rest, side by side" nextest -E 'not group(timing)' || failed=1
+    print_timings
+    # nextest's summaries: "N tests run: P passed[ (S slow)], F failed, ...". Its
+    # "skipped" counts the other run's tests, which this run filtered out.
+    count() { grep -E '^ *Summary ' "$runner_log" | grep -oE "[0-9]+ $1" | awk '{n += $1} END {print n + 0}'; }
+    echo "tests: $(count passed) passed, $(($(count failed) + $(count 'timed out'))) failed"
 else
-    cargo test --locked --workspace --no-fail-fast
+    step "tests (cargo test)" "${runner[@]}" || failed=1
+    print_timings
 fi
+((failed == 0)) || echo "test.sh: tests failed (see above)" >&2
+exit "$failed"

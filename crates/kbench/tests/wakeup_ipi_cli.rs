@@ -3,7 +3,12 @@
 //!
 //! The machine is shared and noisy, so every bound is generous and the runs of this
 //! file are serialised: IPI counts are per CPU and system-wide, and a concurrent run
-//! would add its IPIs to another's.
+//! would add its IPIs to another's. Tests that need an idle CPU (a wakee that idles
+//! between wakes, an IPI target) take the machine's quiet one, and give the busy one to
+//! the waker or sender, so that other work on one core does not sit on the CPU they
+//! measure.
+mod common;
+
 use serde_json::Value;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
@@ -39,6 +44,13 @@ fn json_record(args: &[&str]) -> Value {
         text(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("one JSON record")
+}
+
+/// The waker's (or sender's) CPU and the wakee's (or target's), as option values: the
+/// second is the CPU that idles most on this machine now.
+fn waker_and_wakee_cpus() -> (String, String) {
+    let (busy, quiet) = common::busy_and_quiet_cpus();
+    (busy.to_string(), quiet.to_string())
 }
 
 fn usable_cpus() -> usize {
@@ -135,11 +147,23 @@ fn injected_delay_moves_the_median_by_about_the_delay() {
         return;
     }
     let _machine = machine();
-    let common = [
-        "sched", "wakeup", "--wakes", "300", "--warmup", "30", "--gap-us", "1000",
+    let (waker, wakee) = waker_and_wakee_cpus();
+    let shared = [
+        "sched",
+        "wakeup",
+        "--wakes",
+        "300",
+        "--warmup",
+        "30",
+        "--gap-us",
+        "1000",
+        "--waker-cpu",
+        &waker,
+        "--wakee-cpu",
+        &wakee,
     ];
-    let base = json_record(&common);
-    let mut delayed_args = common.to_vec();
+    let base = json_record(&shared);
+    let mut delayed_args = shared.to_vec();
     delayed_args.extend(["--inject-delay-us", "200"]);
     let delayed = json_record(&delayed_args);
     let shift_us = (p50_ns(&delayed, "wake_latency") - p50_ns(&base, "wake_latency")) / 1e3;
@@ -158,15 +182,16 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         return;
     }
     let _machine = machine();
+    let (waker, wakee) = waker_and_wakee_cpus();
     let cross = json_record(&[
         "sched",
         "wakeup",
         "--mode",
         "idle",
         "--waker-cpu",
-        "0",
+        &waker,
         "--wakee-cpu",
-        "1",
+        &wakee,
         "--wakes",
         "300",
         "--warmup",
@@ -174,7 +199,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         "--gap-us",
         "1000",
     ]);
-    let on_wakee = ipis_per_op(&cross, "wakes", 1);
+    let on_wakee = ipis_per_op(&cross, "wakes", wakee.parse().unwrap());
     assert!(
         on_wakee > 0.3,
         "idle cross-CPU wakes: {on_wakee:.3} IPIs per wake on the wakee CPU"
@@ -187,7 +212,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         "--mode",
         "same-cpu",
         "--waker-cpu",
-        "0",
+        &wakee,
         "--wakes",
         "2000",
         "--warmup",
@@ -195,7 +220,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         "--gap-us",
         "100",
     ]);
-    let on_cpu = ipis_per_op(&same, "wakes", 0);
+    let on_cpu = ipis_per_op(&same, "wakes", wakee.parse().unwrap());
     assert!(
         on_cpu < 0.3,
         "same-CPU wakes: {on_cpu:.3} IPIs per wake (expected about none)"
@@ -209,15 +234,16 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
         return;
     }
     let _machine = machine();
+    let (waker, wakee) = waker_and_wakee_cpus();
     let rec = json_record(&[
         "sched",
         "wakeup",
         "--mode",
         "preempt",
         "--waker-cpu",
-        "0",
+        &waker,
         "--wakee-cpu",
-        "1",
+        &wakee,
         "--wakes",
         "200",
         "--warmup",
@@ -225,7 +251,7 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
         "--gap-us",
         "1000",
     ]);
-    let resched = kind_per_op(&rec, "wakes", 1, "reschedule");
+    let resched = kind_per_op(&rec, "wakes", wakee.parse().unwrap(), "reschedule");
     assert!(resched > 0.3, "{resched:.3} reschedule IPIs per wake");
     let hog = rec["tasks"]
         .as_array()
@@ -233,7 +259,10 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
         .iter()
         .find(|t| t["task"].as_str().unwrap_or("").starts_with("hog"))
         .expect("the hog task is reported");
-    assert_eq!(hog["cpus"], serde_json::json!([1]));
+    assert_eq!(
+        hog["cpus"],
+        serde_json::json!([wakee.parse::<u64>().unwrap()])
+    );
 }
 
 #[test]
@@ -312,12 +341,13 @@ fn ipi_round_trips_cost_more_than_the_no_peer_baseline_and_send_one_ipi_each() {
         return;
     }
     let _machine = machine();
+    let (sender, target) = waker_and_wakee_cpus();
     let rec = json_record(&[
         "ipi",
         "--sender-cpu",
-        "0",
+        &sender,
         "--target-cpu",
-        "1",
+        &target,
         "--iterations",
         "3000",
         "--warmup",
@@ -331,12 +361,13 @@ fn ipi_round_trips_cost_more_than_the_no_peer_baseline_and_send_one_ipi_each() {
         with_peer > baseline,
         "IPI round trip p50 {with_peer} ns <= baseline {baseline} ns"
     );
-    let peer_calls = kind_per_op(&rec, "peer_spinning", 1, "function_call");
+    let target: u64 = target.parse().unwrap();
+    let peer_calls = kind_per_op(&rec, "peer_spinning", target, "function_call");
     assert!(
         peer_calls > 0.5,
         "{peer_calls:.3} function-call IPIs per call"
     );
-    let baseline_calls = kind_per_op(&rec, "baseline_no_peer", 1, "function_call");
+    let baseline_calls = kind_per_op(&rec, "baseline_no_peer", target, "function_call");
     assert!(
         baseline_calls < 0.3,
         "{baseline_calls:.3} function-call IPIs per call without a peer"
