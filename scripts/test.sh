@@ -49,7 +49,8 @@ cleanup() {
     if [[ -n ${background_pid:-} ]]; then
         kill "$background_pid" 2>/dev/null || true
     fi
-    rm -f "${background_log:-}" "${runner_log:-}"
+    [[ -z ${background_log:-} ]] || rm -f "$background_log" "$background_log.cache" "$background_log.seconds"
+    rm -f "${runner_log:-}"
 }
 trap cleanup EXIT
 
