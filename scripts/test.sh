@@ -24,19 +24,21 @@ read -ra aarch64_packages <<<"$(scripts/install-aarch64-toolchain.sh --list)"
 
 timings=()
 script_start=$SECONDS
+# note_time NAME SECONDS: one row of the closing table.
+note_time() { timings+=("$(printf '%-44s %5d s' "$1" "$2")"); }
 # step NAME CMD...: runs CMD and notes how long it took.
 step() {
     local name=$1 start=$SECONDS rc=0
     shift
     "$@" || rc=$?
-    timings+=("$(printf '%-44s %5d s' "$name" $((SECONDS - start)))")
+    note_time "$name" $((SECONDS - start))
     return "$rc"
 }
 print_timings() {
     timings_printed=1
+    note_time "whole run" $((SECONDS - script_start))
     echo "test.sh: where the time went"
     printf '  %s\n' "${timings[@]}"
-    printf '  %-44s %5d s\n' "whole run" $((SECONDS - script_start))
 }
 pg_dir=""
 cleanup() {
@@ -103,10 +105,9 @@ if ! wait "$background_pid"; then
 fi
 background_pid=""
 cat "$background_log"
-timings+=("$(printf '%-44s %5d s' "packages and kernels (beside the builds)" "$(cat "$background_log.seconds")")")
-timings+=("$(printf '%-44s %5d s' "  of which waited for after the builds" $((SECONDS - waited_start)))")
+note_time "packages and kernels (beside the builds)" "$(cat "$background_log.seconds")"
+note_time "  of which waited for after the builds" $((SECONDS - waited_start))
 KBENCH_KERNEL_CACHE=$(cat "$background_log.cache")
-rm -f "$background_log.cache" "$background_log.seconds"
 export KBENCH_KERNEL_CACHE
 
 # The aarch64 kbench, built with Debian's Rust (rustup has no aarch64 std here), for

@@ -46,13 +46,6 @@ fn json_record(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("one JSON record")
 }
 
-/// The waker's (or sender's) CPU and the wakee's (or target's), as option values: the
-/// second is the CPU that idles most on this machine now.
-fn waker_and_wakee_cpus() -> (String, String) {
-    let (busy, quiet) = common::busy_and_quiet_cpus();
-    (busy.to_string(), quiet.to_string())
-}
-
 fn usable_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -147,7 +140,8 @@ fn injected_delay_moves_the_median_by_about_the_delay() {
         return;
     }
     let _machine = machine();
-    let (waker, wakee) = waker_and_wakee_cpus();
+    let (waker, wakee) = common::busy_and_quiet_cpus();
+    let (waker, wakee) = (waker.to_string(), wakee.to_string());
     let shared = [
         "sched",
         "wakeup",
@@ -182,16 +176,17 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         return;
     }
     let _machine = machine();
-    let (waker, wakee) = waker_and_wakee_cpus();
+    let (waker, wakee) = common::busy_and_quiet_cpus();
+    let (waker_arg, wakee_arg) = (waker.to_string(), wakee.to_string());
     let cross = json_record(&[
         "sched",
         "wakeup",
         "--mode",
         "idle",
         "--waker-cpu",
-        &waker,
+        &waker_arg,
         "--wakee-cpu",
-        &wakee,
+        &wakee_arg,
         "--wakes",
         "300",
         "--warmup",
@@ -199,7 +194,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         "--gap-us",
         "1000",
     ]);
-    let on_wakee = ipis_per_op(&cross, "wakes", wakee.parse().unwrap());
+    let on_wakee = ipis_per_op(&cross, "wakes", wakee.into());
     assert!(
         on_wakee > 0.3,
         "idle cross-CPU wakes: {on_wakee:.3} IPIs per wake on the wakee CPU"
@@ -212,7 +207,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         "--mode",
         "same-cpu",
         "--waker-cpu",
-        &wakee,
+        &wakee_arg,
         "--wakes",
         "2000",
         "--warmup",
@@ -220,7 +215,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
         "--gap-us",
         "100",
     ]);
-    let on_cpu = ipis_per_op(&same, "wakes", wakee.parse().unwrap());
+    let on_cpu = ipis_per_op(&same, "wakes", wakee.into());
     assert!(
         on_cpu < 0.3,
         "same-CPU wakes: {on_cpu:.3} IPIs per wake (expected about none)"
@@ -234,16 +229,16 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
         return;
     }
     let _machine = machine();
-    let (waker, wakee) = waker_and_wakee_cpus();
+    let (waker, wakee) = common::busy_and_quiet_cpus();
     let rec = json_record(&[
         "sched",
         "wakeup",
         "--mode",
         "preempt",
         "--waker-cpu",
-        &waker,
+        &waker.to_string(),
         "--wakee-cpu",
-        &wakee,
+        &wakee.to_string(),
         "--wakes",
         "200",
         "--warmup",
@@ -251,7 +246,7 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
         "--gap-us",
         "1000",
     ]);
-    let resched = kind_per_op(&rec, "wakes", wakee.parse().unwrap(), "reschedule");
+    let resched = kind_per_op(&rec, "wakes", wakee.into(), "reschedule");
     assert!(resched > 0.3, "{resched:.3} reschedule IPIs per wake");
     let hog = rec["tasks"]
         .as_array()
@@ -259,10 +254,7 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
         .iter()
         .find(|t| t["task"].as_str().unwrap_or("").starts_with("hog"))
         .expect("the hog task is reported");
-    assert_eq!(
-        hog["cpus"],
-        serde_json::json!([wakee.parse::<u64>().unwrap()])
-    );
+    assert_eq!(hog["cpus"], serde_json::json!([wakee]));
 }
 
 #[test]
@@ -341,13 +333,13 @@ fn ipi_round_trips_cost_more_than_the_no_peer_baseline_and_send_one_ipi_each() {
         return;
     }
     let _machine = machine();
-    let (sender, target) = waker_and_wakee_cpus();
+    let (sender, target) = common::busy_and_quiet_cpus();
     let rec = json_record(&[
         "ipi",
         "--sender-cpu",
-        &sender,
+        &sender.to_string(),
         "--target-cpu",
-        &target,
+        &target.to_string(),
         "--iterations",
         "3000",
         "--warmup",
@@ -361,13 +353,12 @@ fn ipi_round_trips_cost_more_than_the_no_peer_baseline_and_send_one_ipi_each() {
         with_peer > baseline,
         "IPI round trip p50 {with_peer} ns <= baseline {baseline} ns"
     );
-    let target: u64 = target.parse().unwrap();
-    let peer_calls = kind_per_op(&rec, "peer_spinning", target, "function_call");
+    let peer_calls = kind_per_op(&rec, "peer_spinning", target.into(), "function_call");
     assert!(
         peer_calls > 0.5,
         "{peer_calls:.3} function-call IPIs per call"
     );
-    let baseline_calls = kind_per_op(&rec, "baseline_no_peer", target, "function_call");
+    let baseline_calls = kind_per_op(&rec, "baseline_no_peer", target.into(), "function_call");
     assert!(
         baseline_calls < 0.3,
         "{baseline_calls:.3} function-call IPIs per call without a peer"

@@ -33,7 +33,7 @@ pub fn processes_marked(mark: &str) -> Vec<String> {
 /// fractions, when no allowed CPU idled for at least a third of the sample: such a
 /// test cannot measure an idle CPU on a machine that has none.
 pub fn busy_and_quiet_cpus() -> (u32, u32) {
-    let allowed = allowed_cpus();
+    let allowed = kbench_workloads::cpus::allowed_cpus().unwrap();
     assert!(allowed.len() >= 2, "needs two CPUs, allowed: {allowed:?}");
     let before = cpu_times();
     std::thread::sleep(std::time::Duration::from_millis(500));
@@ -54,16 +54,6 @@ pub fn busy_and_quiet_cpus() -> (u32, u32) {
         "no CPU idles on this machine (idle fractions {idle:?}): this test measures an idle CPU"
     );
     (idle[0].0, quiet)
-}
-
-/// The CPUs in this process's affinity (`Cpus_allowed_list`).
-fn allowed_cpus() -> Vec<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .expect("Cpus_allowed_list in /proc/self/status");
-    kbench_sys::parse_cpulist(list).unwrap()
 }
 
 /// Per CPU, (idle + iowait, all) jiffies from `/proc/stat`.
