@@ -94,6 +94,7 @@
 
 mod emit;
 mod frame;
+pub mod lava;
 mod panics;
 mod parse;
 mod split;

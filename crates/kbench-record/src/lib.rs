@@ -8,19 +8,27 @@
 //!   ([`EventAccounting`], [`EventsPerOp`]);
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
 //! - [`placement`]: where a run's two tasks ran relative to each other;
-//! - [`wakephases`]: the phases of each wake as the kernel traced them.
+//! - [`wakephases`]: the phases of each wake as the kernel traced them;
+//! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
+//!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
 pub mod events;
 pub mod ipi;
+pub mod json;
 pub mod latency;
 pub mod metric;
 pub mod placement;
 pub mod record;
+pub mod stored;
 pub mod wakephases;
 
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};
+pub use json::RawJson;
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
 pub use metric::{Direction, MetricValue, Role};
 pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};
 pub use record::{RunRecord, RusageDelta, TaskCpus};
+pub use stored::{
+    legacy_primary, mark_legacy_primary, stored_run, values_of, AbSide, StoredRun, Value,
+};
 pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};

@@ -1,8 +1,7 @@
 //! kbench's own export: every session of a label with its runs, as JSON (complete,
 //! re-importable) or CSV (one line per value, for spreadsheets).
-use crate::json::RawJson;
-use crate::record::mark_legacy_primary;
-use crate::store::{AbSide, SessionRow, SessionWithRuns, Store, StoreError, StoredRun, SummaryRow};
+use crate::store::{SessionRow, SessionWithRuns, Store, StoreError, SummaryRow};
+use kbench_record::{mark_legacy_primary, AbSide, RawJson, StoredRun};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

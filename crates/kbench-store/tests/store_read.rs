@@ -1,7 +1,7 @@
 //! Reading runs back: every run gets its own values (in metric order) whatever the
 //! interleaving of labels and sessions, and the JSON columns come back as stored.
+use kbench_record::stored_run;
 use kbench_record::{Direction, MetricValue, RunRecord};
-use kbench_store::record::stored_run;
 use kbench_store::{NewSession, RawJson, Store, StoredRun, Value};
 
 fn value(metric: &str, v: f64, primary: bool) -> Value {

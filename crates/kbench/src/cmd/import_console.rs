@@ -3,10 +3,10 @@
 //! `--label-a A --label-b B` reads the log of a `kbench lava-job` job, whose boots share
 //! one kernel command line: a boot's console is what LAVA logged in its namespace, and
 //! the namespace says which kernel it booted.
-use crate::cmd::lava_job::{namespace_side, Side};
 use crate::cmd::vm_ab::{store_boot, BootTarget, HostView};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
+use kbench_console::lava::{namespace_side, Side};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]

@@ -60,7 +60,7 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
     let runs = records
         .iter()
         .enumerate()
-        .map(|(i, rec)| kbench_store::record::stored_run(rec, i as u32, false, None, String::new()))
+        .map(|(i, rec)| kbench_record::stored_run(rec, i as u32, false, None, String::new()))
         .collect();
     let ended_unix_ns = Some(session.started_unix_ns);
     store

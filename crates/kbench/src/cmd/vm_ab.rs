@@ -400,10 +400,10 @@ fn accel_without_probe(asked: &str, arch: Arch) -> String {
 
 /// (boot number, side) in ABBA order: A B, B A, A B, ...
 fn order(boots: u32) -> Vec<(u32, usize)> {
-    crate::cmd::lava_job::abba(boots)
+    kbench_console::lava::abba(boots)
         .into_iter()
         .enumerate()
-        .map(|(i, side)| (i as u32, usize::from(side == crate::cmd::lava_job::Side::B)))
+        .map(|(i, side)| (i as u32, usize::from(side == kbench_console::lava::Side::B)))
         .collect()
 }
 

@@ -65,7 +65,7 @@ pub fn stored_workload_run(
     pinned_cpus: Option<&str>,
 ) -> StoredRun {
     match result {
-        Ok(record) => kbench_store::record::stored_run(
+        Ok(record) => kbench_record::stored_run(
             record,
             run_index,
             warmup,

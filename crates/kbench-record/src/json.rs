@@ -17,8 +17,9 @@ impl RawJson {
         serde_json::to_string(value).ok().map(RawJson)
     }
 
-    /// Stored text, taken as JSON without checking (it is checked when parsed).
-    pub(crate) fn from_stored(text: String) -> RawJson {
+    /// Text read back from a database, taken as JSON without checking (it is checked
+    /// when parsed).
+    pub fn from_stored(text: String) -> RawJson {
         RawJson(text)
     }
 

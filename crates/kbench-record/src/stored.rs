@@ -1,7 +1,97 @@
-//! From a workload's run record to the values kept for comparison.
+//! A run as it is stored: the contract between whatever produces runs (the runner,
+//! the importers, a guest's console) and the store that keeps them.
 use crate::json::RawJson;
-use crate::store::{StoredRun, Value};
-use kbench_record::{MetricValue, RunRecord};
+use crate::{MetricValue, RunRecord};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One measured value of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Value {
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// The run's primary metric (one per run). Read back from a run of an older kbench,
+    /// none of whose values is marked, it is [`legacy_primary`]'s choice.
+    #[serde(default)]
+    pub primary: bool,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    pub workload: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub variant: String,
+    pub run_index: u32,
+    pub warmup: bool,
+    pub exit_status: Option<i32>,
+    pub start_unix_ns: Option<u64>,
+    pub end_unix_ns: Option<u64>,
+    pub pinned_cpus: Option<String>,
+    pub cpus_used: Option<String>,
+    /// The getrusage figures, as JSON: a workload's [`crate::RusageDelta`], or a
+    /// command's (`voluntary_csw`, `user_us`, `max_rss_kib`, ...).
+    pub rusage: Option<RawJson>,
+    /// Per task, the CPUs it ran on: JSON of [`crate::TaskCpus`].
+    pub tasks: Option<RawJson>,
+    /// The workload's own run record (a [`RunRecord`], see [`StoredRun::record`]), when
+    /// there is one; the same for a `kbench ab` run. Kept as text until asked for.
+    pub record: Option<RawJson>,
+    pub values: Vec<Value>,
+    /// Why the run produced no record, when it failed (a timeout, a crash); such a run
+    /// keeps its workload and, if known, its variant.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// For a run of `kbench ab`: which side it was and what that side really ran.
+    #[serde(default)]
+    pub ab_side: Option<AbSide>,
+}
+
+/// What one side of a `kbench ab` ran. Both sides' runs are stored as workload `ab`,
+/// variant `ab`, with the pair of specs as parameters, so they share one comparison
+/// key; this keeps what differed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AbSide {
+    /// `a` or `b`.
+    pub side: String,
+    /// The workload key (`sched/pipe`) or `command`.
+    pub workload: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// The workload's variant; empty when the run failed before it said.
+    pub variant: String,
+}
+
+impl StoredRun {
+    /// Whether the run counts: not a warm-up, not failed, and exited 0 (or has no exit
+    /// status, as imported runs). The one definition for list, show, compare and ab;
+    /// the store's SQL counts use the same condition.
+    pub fn is_measured(&self) -> bool {
+        !self.warmup && self.error.is_none() && matches!(self.exit_status, Some(0) | None)
+    }
+
+    /// The workload's run record, when one was stored and it reads as one (parsed on
+    /// each call).
+    pub fn record(&self) -> Option<RunRecord> {
+        self.record.as_ref()?.parse()
+    }
+
+    /// Where the run's two tasks ran, read from its record without building the rest.
+    pub fn placement(&self) -> Option<crate::ObservedPlacement> {
+        #[derive(Deserialize)]
+        struct PlacementOnly {
+            #[serde(default)]
+            placement: Option<crate::ObservedPlacement>,
+        }
+        let record = self.record.as_ref()?;
+        // Most workloads have none: skip parsing their (possibly large) records.
+        if !record.as_str().contains("\"placement\"") {
+            return None;
+        }
+        record.parse::<PlacementOnly>()?.placement
+    }
+}
 
 impl From<&MetricValue> for Value {
     fn from(m: &MetricValue) -> Value {
