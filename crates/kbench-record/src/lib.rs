@@ -29,6 +29,7 @@ pub use metric::{Direction, MetricValue, Role};
 pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};
 pub use record::{RunRecord, RusageDelta, TaskCpus};
 pub use stored::{
-    legacy_primary, mark_legacy_primary, stored_run, values_of, AbSide, StoredRun, Value,
+    legacy_primary, mark_legacy_primary, stored_run, values_of, AbSide, ImportSource, NewSession,
+    StoredRun, Value,
 };
 pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};

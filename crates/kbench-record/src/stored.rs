@@ -5,6 +5,80 @@ use crate::{MetricValue, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A new session's description.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewSession {
+    pub label: String,
+    pub kind: String,
+    pub boot_id: Option<String>,
+    pub started_unix_ns: u64,
+    pub kbench_version: String,
+    pub command_line: String,
+    pub seed: Option<u64>,
+    pub environment: Option<serde_json::Value>,
+    /// The file an `import` session was read from; `None` for sessions run here.
+    #[serde(default, deserialize_with = "source_of_any_version")]
+    pub source: Option<ImportSource>,
+    /// Sessions whose runs alternate (the two sides of one `kbench ab`) share a group:
+    /// for replication they are one session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_group: Option<String>,
+    /// The session's identity in every database it is copied to (`kbench push`,
+    /// export and import); made when the session is first stored if `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+}
+
+/// Where an imported session came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSource {
+    /// The path given to `kbench import` (`-` for standard input).
+    pub file: String,
+    /// The reader that understood it: `perf-bench`, `perf-stat`, `hyperfine`.
+    pub format: String,
+    /// A fingerprint of the file's content (16 hex digits), so that the same file is
+    /// never imported twice into one label.
+    #[serde(default)]
+    pub content_hash: Option<String>,
+}
+
+impl ImportSource {
+    /// The one-line text older kbench versions stored, `FILE (FORMAT, content HASH)`.
+    pub fn from_legacy_text(text: &str) -> ImportSource {
+        let parsed = text.strip_suffix(')').and_then(|t| {
+            let (rest, hash) = t.rsplit_once(", content ")?;
+            let (file, format) = rest.rsplit_once(" (")?;
+            Some(ImportSource {
+                file: file.into(),
+                format: format.into(),
+                content_hash: Some(hash.into()),
+            })
+        });
+        parsed.unwrap_or_else(|| ImportSource {
+            file: text.into(),
+            ..ImportSource::default()
+        })
+    }
+}
+
+/// An export's `source`: an [`ImportSource`], or the text of a version 1 export.
+fn source_of_any_version<'de, D>(d: D) -> Result<Option<ImportSource>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum AnyVersion {
+        Typed(ImportSource),
+        Text(String),
+    }
+    Ok(match Option::<AnyVersion>::deserialize(d)? {
+        Some(AnyVersion::Typed(s)) => Some(s),
+        Some(AnyVersion::Text(t)) => Some(ImportSource::from_legacy_text(&t)),
+        None => None,
+    })
+}
+
 /// One measured value of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Value {

@@ -12,12 +12,14 @@ pub mod schema;
 pub mod sqlite;
 pub mod store;
 
-pub use kbench_record::{legacy_primary, AbSide, RawJson, StoredRun, Value};
+pub use kbench_record::{
+    legacy_primary, AbSide, ImportSource, NewSession, RawJson, StoredRun, Value,
+};
 pub use kernel_config::config_hash;
 pub use location::Location;
 pub use machine::machine_of;
 pub use store::{
-    default_path, Backend, CalibrationComponent, CalibrationRow, ImportSource, LabelInfo,
-    MachineLabel, NewBoot, NewCalibration, NewSession, PushedSession, RunRow, SessionRow,
-    SessionWithRuns, Store, StoreError, SummaryRow,
+    default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, MachineLabel, NewBoot,
+    NewCalibration, PushedSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
+    SummaryRow,
 };
