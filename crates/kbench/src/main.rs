@@ -9,6 +9,7 @@ mod output;
 mod cmd;
 mod error;
 mod guest;
+mod input;
 mod qmp;
 mod runner;
 mod session;

@@ -618,6 +618,18 @@ pub fn delta_text(r: &CompareReport) -> String {
     }
 }
 
+/// `YYYY-MM-DD HH:MM:SS` in UTC.
+pub fn utc(unix_ns: u64) -> String {
+    let rem = unix_ns / 1_000_000_000 % 86_400;
+    format!(
+        "{} {:02}:{:02}:{:02}",
+        civil_date(unix_ns),
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// `2026-12-01` from nanoseconds since the epoch (UTC), by the civil-from-days
 /// algorithm (Hinnant).
 pub fn civil_date(unix_ns: u64) -> String {
@@ -632,4 +644,14 @@ pub fn civil_date(unix_ns: u64) -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
+        assert_eq!(super::utc(1_796_001_643_000_000_000), "2026-11-30 01:20:43");
+        assert_eq!(super::utc(951_782_400_000_000_000), "2000-02-29 00:00:00");
+    }
 }

@@ -17,19 +17,6 @@ pub struct ImportArgs {
     pub db: DbArgs,
 }
 
-/// A file's text, or stdin's for `-`; bytes that are not UTF-8 are a usage error.
-pub(crate) fn read_input(file: &str) -> anyhow::Result<String> {
-    let bytes = if file == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;
-        buf
-    } else {
-        std::fs::read(file).or_else(|e| usage(format!("{file}: {e}")))?
-    };
-    let name = if file == "-" { "standard input" } else { file };
-    String::from_utf8(bytes).or_else(|_| usage(format!("{name}: not a text file (UTF-8)")))
-}
-
 /// FNV-1a, 64 bits: a content fingerprint, not a security measure.
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
@@ -39,7 +26,7 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 
 pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
     session::check_label(&args.label)?;
-    let text = read_input(&args.file)?;
+    let text = crate::input::read_text(&args.file)?;
     let mut store = args.db.open()?;
     if let Some(export) = parse_export(&text) {
         let mut export = export.or_else(|e| usage(format!("{}: {e}", args.file)))?;
@@ -68,7 +55,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
                 return usage(format!(
                     "{}: its session of {} is already in label {}; importing it again would count its runs twice",
                     args.file,
-                    crate::cmd::list::utc(s.session.started_unix_ns),
+                    kbench_report::compare::utc(s.session.started_unix_ns),
                     args.label
                 ));
             }

@@ -37,7 +37,7 @@ pub struct ImportTraceArgs {
 
 pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
     session::check_label(&args.label)?;
-    let text = crate::cmd::import::read_input(&args.file)?;
+    let text = crate::input::read_text(&args.file)?;
     let selection = Selection {
         pids: args.pid.clone(),
         comms: args.comm.clone(),

@@ -49,24 +49,9 @@ pub fn run(args: InitramfsArgs) -> anyhow::Result<i32> {
         Compression::Gzip => image.to_gzip(),
         Compression::None => image.to_cpio(),
     };
-    write_whole(&args.output, &bytes)?;
+    crate::output::write_whole(&args.output, &bytes)?;
     warn_if_dynamic(&init_path, &init);
     Ok(0)
-}
-
-/// Writes `path` through a temporary file beside it, renamed over it once complete: a
-/// killed kbench or a full disk leaves the old file or none, never half an image.
-pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, path));
-    written.or_else(|e| {
-        let _ = std::fs::remove_file(&partial);
-        usage(format!("cannot write {}: {e}", path.display()))
-    })
 }
 
 /// `SRC:DEST`, split at the first colon; both halves must be non-empty.

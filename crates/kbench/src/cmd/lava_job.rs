@@ -92,7 +92,7 @@ pub fn run(args: LavaJobArgs) -> anyhow::Result<i32> {
     let job = job_definition(&args, &nonce)?;
     let yaml = to_yaml(&job)?;
     match &args.output {
-        Some(path) => crate::cmd::initramfs::write_whole(path, yaml.as_bytes())?,
+        Some(path) => crate::output::write_whole(path, yaml.as_bytes())?,
         None => crate::output::write_stdout(yaml.as_bytes())?,
     }
     let order: Vec<&str> = abba(args.boots).iter().map(|s| s.letter()).collect();

@@ -39,8 +39,8 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
             l.sessions,
             l.runs,
             l.boots,
-            utc(l.first_unix_ns),
-            utc(l.last_unix_ns)
+            kbench_report::compare::utc(l.first_unix_ns),
+            kbench_report::compare::utc(l.last_unix_ns)
         );
     }
     Ok(0)
@@ -71,31 +71,9 @@ fn list_machines(store: &kbench_store::Store) -> anyhow::Result<i32> {
             r.label,
             r.sessions,
             r.runs,
-            utc(r.first_unix_ns),
-            utc(r.last_unix_ns)
+            kbench_report::compare::utc(r.first_unix_ns),
+            kbench_report::compare::utc(r.last_unix_ns)
         );
     }
     Ok(0)
-}
-
-/// `YYYY-MM-DD HH:MM:SS` in UTC.
-pub fn utc(unix_ns: u64) -> String {
-    let rem = unix_ns / 1_000_000_000 % 86_400;
-    format!(
-        "{} {:02}:{:02}:{:02}",
-        kbench_report::compare::civil_date(unix_ns),
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
-        assert_eq!(super::utc(1_796_001_643_000_000_000), "2026-11-30 01:20:43");
-        assert_eq!(super::utc(951_782_400_000_000_000), "2000-02-29 00:00:00");
-    }
 }

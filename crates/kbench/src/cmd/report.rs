@@ -36,7 +36,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let page = page(&store, &reports)?;
     match &args.output {
         Some(path) => {
-            crate::cmd::initramfs::write_whole(path, page.as_bytes())?;
+            crate::output::write_whole(path, page.as_bytes())?;
             outln!("wrote {} ({} bytes)", path.display(), page.len());
         }
         None => crate::output::write_stdout(page.as_bytes())?,

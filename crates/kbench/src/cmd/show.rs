@@ -1,6 +1,6 @@
 //! `kbench show LABEL`: the sessions of a label and what they measured.
-use crate::cmd::list::utc;
 use crate::session::DbArgs;
+use kbench_report::compare::utc;
 use std::collections::BTreeMap;
 
 #[derive(Debug, clap::Args)]

@@ -1,0 +1,15 @@
+//! Files the user names.
+use crate::error::usage;
+
+/// A file's text, or stdin's for `-`; bytes that are not UTF-8 are a usage error.
+pub fn read_text(file: &str) -> anyhow::Result<String> {
+    let bytes = if file == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;
+        buf
+    } else {
+        std::fs::read(file).or_else(|e| usage(format!("{file}: {e}")))?
+    };
+    let name = if file == "-" { "standard input" } else { file };
+    String::from_utf8(bytes).or_else(|_| usage(format!("{name}: not a text file (UTF-8)")))
+}
