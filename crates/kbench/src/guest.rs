@@ -9,8 +9,8 @@
 //! END with its uptimes. The lines go to the host's virtio-serial port when the kernel
 //! has one, else to the console. It then syncs and powers off. It never returns: PID 1 exiting
 //! panics the kernel, so an error becomes an ERROR record before the power-off.
-use crate::runner::{self, spec::WorkloadSpec, Plan, Stopping};
 use kbench_console::{Emitter, Kind};
+use kbench_runner::{Plan, StopPolicy, WorkloadSpec};
 use std::io::Write;
 use std::time::Duration;
 
@@ -106,7 +106,7 @@ pub fn parse_cmdline(cmdline: &str) -> Result<BootRequest, String> {
     }
     if request.suite.is_empty() {
         request.suite = if quick {
-            crate::cmd::run::QUICK_SUITE
+            crate::args::QUICK_SUITE
                 .iter()
                 .map(|s| s.to_string())
                 .collect()
@@ -181,11 +181,8 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     reporter.start(&request.nonce);
     let governor = set_performance_governor();
     let plan = plan(&request)?;
-    let db = std::path::Path::new("/tmp/kbench.db");
-    let mut store = kbench_store::Store::open(db)?;
     let mut session = crate::session::new_session("guest", "boot", Some(0));
     session.command_line = cmdline.trim().to_string();
-    let session_id = store.begin_session(&session)?;
     let begin = serde_json::json!({
         "version": kbench_console::VERSION,
         "kernel_release": rustix::system::uname().release().to_string_lossy(),
@@ -203,15 +200,16 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     });
     reporter.send(Kind::Begin, begin.to_string().as_bytes());
     let suite_started = uptime_s();
-    runner::execute_observed(
-        &mut store,
-        session_id,
-        &plan,
-        &mut |run| match serde_json::to_vec(run) {
+    // Each run goes out as it finishes: a boot that dies mid-suite has said how far
+    // it got.
+    let mut report_run = |_arm: usize, run: kbench_store::StoredRun| {
+        match serde_json::to_vec(&run) {
             Ok(payload) => reporter.send(Kind::Record, &payload),
             Err(e) => reporter.send(Kind::Error, e.to_string().as_bytes()),
-        },
-    )?;
+        }
+        Ok(())
+    };
+    kbench_runner::run_suite(&plan, &mut report_run).map_err(crate::args::runner_error)?;
     let suite_ended = uptime_s();
     // Seconds since the kernel started: kbench's own cost per boot is the time from
     // /init to the first run and from the last run to here.
@@ -269,7 +267,7 @@ fn plan(request: &BootRequest) -> anyhow::Result<Plan> {
         .map_err(anyhow::Error::msg)?;
     Ok(Plan {
         specs,
-        stopping: Stopping::Runs(request.runs.max(1)),
+        stopping: StopPolicy::Runs(request.runs.max(1)),
         warmup: request.warmup,
         cpus: None,
         seed: u64::from(std::process::id()) ^ crate::session::unix_now_ns(),

@@ -6,12 +6,12 @@
 extern crate kbench_workloads;
 #[macro_use]
 mod output;
+mod args;
 mod cmd;
 mod error;
 mod guest;
 mod input;
 mod qmp;
-mod runner;
 mod session;
 
 use clap::{CommandFactory, Parser, Subcommand};

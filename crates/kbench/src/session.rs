@@ -84,7 +84,7 @@ pub fn command_line() -> String {
     let args: Vec<String> = std::iter::once("kbench".to_string())
         .chain(std::env::args().skip(1).map(|a| without_password(&a)))
         .collect();
-    crate::runner::child::shell_join(&args)
+    kbench_runner::child::shell_join(&args)
 }
 
 /// An argument as it may be stored and shown: a PostgreSQL URL's password masked
@@ -169,5 +169,40 @@ pub fn check_label(label: &str) -> anyhow::Result<()> {
         crate::error::usage(format!(
             "bad label '{label}': use 1-128 letters, digits and - _ . + @ : /"
         ))
+    }
+}
+
+/// Runs stored as the runner hands them over, each in its own transaction.
+pub struct StoreSink<'a> {
+    store: &'a mut Store,
+    /// The session of each arm; one for all when it holds one.
+    session_ids: Vec<i64>,
+}
+
+impl<'a> StoreSink<'a> {
+    /// Every arm's runs into `session_id`.
+    pub fn one(store: &'a mut Store, session_id: i64) -> StoreSink<'a> {
+        StoreSink {
+            store,
+            session_ids: vec![session_id],
+        }
+    }
+
+    /// Arm `i`'s runs into `session_ids[i]`.
+    pub fn per_arm(store: &'a mut Store, session_ids: Vec<i64>) -> StoreSink<'a> {
+        StoreSink { store, session_ids }
+    }
+}
+
+impl kbench_runner::RunSink for StoreSink<'_> {
+    fn accept(&mut self, arm: usize, run: kbench_store::StoredRun) -> anyhow::Result<()> {
+        let session_id = match self.session_ids.as_slice() {
+            [one] => *one,
+            ids => ids[arm],
+        };
+        self.store
+            .insert_run(session_id, &run)
+            .map(|_| ())
+            .map_err(store_error)
     }
 }

@@ -3,16 +3,14 @@
 //! command's own figures (perf bench, perf stat, hackbench, ...) are read from its
 //! output; a failing hook stops the A/B (the interleaving would be broken), keeping
 //! what was stored.
+use crate::args::{resolve_optional_cpus, run_timeout, runner_error, FigureArgs, HookArgs};
 use crate::error::usage;
-use crate::runner::child::{
-    run_command, run_workload, stored_command_failure, stored_command_run, stored_workload_run,
-    timed_out_message,
+use crate::session::{self, DbArgs, StoreSink};
+use kbench_runner::{
+    CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order, RunSink,
+    StopPolicy, WorkloadExecutor, WorkloadSpec,
 };
-use crate::runner::figures::{FigureArgs, FigureReader};
-use crate::runner::hooks::{run_hook, HookArgs, HookFailure, HookKind};
-use crate::runner::spec::WorkloadSpec;
-use crate::session::{self, DbArgs};
-use kbench_store::{AbSide, Store, StoredRun};
+use kbench_store::{AbSide, StoredRun};
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -74,7 +72,7 @@ impl AbArgs {
     }
 }
 
-/// One side: what it runs and where it is stored.
+/// One side: a workload spec or a shell command.
 enum Side {
     Workload(WorkloadSpec),
     Shell(String),
@@ -91,57 +89,27 @@ impl Side {
         Ok(Side::Shell(text.to_string()))
     }
 
-    /// Runs once; a failed run is stored as failed. `reader` reads a command's figures
-    /// and applies `--metric` to a workload's.
-    fn run(
+    /// Its executor: `reader` reads a command's figures and applies `--metric` to a
+    /// workload's. A command's runs do not say they were pinned.
+    fn executor(
         &self,
-        index: u32,
-        warmup: bool,
+        reader: FigureReader,
         cpus: Option<&[u32]>,
         timeout: Duration,
-        reader: &mut FigureReader,
-    ) -> anyhow::Result<StoredRun> {
+    ) -> Box<dyn Executor> {
         match self {
-            Side::Workload(spec) => {
-                let cpulist = cpus.map(kbench_sys::format_cpulist);
-                let result = run_workload(spec, cpulist.as_deref(), timeout);
-                if let Err(message) = &result {
-                    errln!("kbench: {message}");
-                }
-                let mut stored =
-                    stored_workload_run(spec, &result, index, warmup, cpulist.as_deref());
-                if result.is_ok() {
-                    reader.primary_by_name(&mut stored.values, None)?;
-                }
-                Ok(stored)
-            }
-            Side::Shell(command) => {
-                let argv = shell_argv(command);
-                let run = run_command(&argv, false, cpus, timeout).or_else(usage)?;
-                if let Some(after) = run.timed_out_after {
-                    errln!("kbench: {}", timed_out_message(command, after));
-                }
-                let values = reader.values(&run)?;
-                Ok(stored_command_run(&argv, &run, index, warmup, None, values))
-            }
+            Side::Workload(spec) => Box::new(WorkloadExecutor {
+                spec: spec.clone(),
+                cpus: cpus.map(kbench_sys::format_cpulist),
+                timeout,
+                metric: Some(reader),
+            }),
+            Side::Shell(command) => Box::new(CommandExecutor {
+                cpus: cpus.map(<[u32]>::to_vec),
+                ..CommandExecutor::shell(command, reader, timeout)
+            }),
         }
     }
-
-    /// The stored form of a run a failed hook took the place of.
-    fn hook_failure_run(&self, failure: &HookFailure, index: u32) -> StoredRun {
-        match self {
-            Side::Workload(spec) => {
-                stored_workload_run(spec, &Err(failure.message.clone()), index, false, None)
-            }
-            Side::Shell(command) => {
-                stored_command_failure(&shell_argv(command), failure, index, None)
-            }
-        }
-    }
-}
-
-fn shell_argv(command: &str) -> Vec<String> {
-    vec!["sh".to_string(), "-c".to_string(), command.to_string()]
 }
 
 pub fn run(args: AbArgs) -> anyhow::Result<i32> {
@@ -164,10 +132,8 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         return usage("the two sides need different labels");
     }
     let sides = [Side::parse(&args.a)?, Side::parse(&args.b)?];
-    let cpus = match &args.cpus {
-        Some(spec) => Some(crate::cmd::run::resolve_cpus(spec)?),
-        None => None,
-    };
+    let cpus = resolve_optional_cpus(args.cpus.as_deref())?;
+    let timeout = run_timeout(args.run_timeout)?;
     let mut store = args.db.open()?;
     // The two sides alternate runs: one session effect falls on both.
     let group = format!("ab-{}-{}", session::unix_now_ns(), std::process::id());
@@ -181,28 +147,22 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         kbench_analysis::Machines::Same,
         kbench_analysis::Machines::Only,
     );
-    let session_ids = [
+    let session_ids = vec![
         session::begin_session(&mut store, &sessions[0])?,
         session::begin_session(&mut store, &sessions[1])?,
     ];
     let labels = [label_a.as_str(), label_b.as_str()];
-    let mut ab = Interleaving {
-        store: &mut store,
-        sides: &sides,
-        ids: session_ids,
-        labels,
+    let mut sink = AbSink {
+        store: StoreSink::per_arm(&mut store, session_ids.clone()),
         pair: [args.a.clone(), args.b.clone()],
-        index: [0; 2],
-        hook_failed: false,
     };
-    let result = ab.run_with_hooks(&args, cpus.as_deref());
-    let hook_failed = ab.hook_failed;
+    let result = interleave(&args, &sides, cpus.as_deref(), timeout, labels, &mut sink);
     for id in session_ids {
         store
             .end_session(id, session::unix_now_ns())
             .map_err(session::store_error)?;
     }
-    result?;
+    let hook_failed = result?;
     let report = kbench_analysis::compare_labels_on(&store, &label_a, &label_b, options, &machines)
         .map_err(crate::analysis_error)?;
     if args.format == "text" {
@@ -241,77 +201,48 @@ fn as_ab_run(mut run: StoredRun, side: usize, pair: &[String; 2]) -> StoredRun {
     run
 }
 
-/// The two sides' runs being stored.
-struct Interleaving<'a> {
-    store: &'a mut Store,
-    sides: &'a [Side; 2],
-    ids: [i64; 2],
-    labels: [&'a str; 2],
-    pair: [String; 2],
-    /// The run index the next stored run of each side gets.
-    index: [u32; 2],
-    hook_failed: bool,
+/// Runs the sides in ABBA blocks after their warm-ups, each run after its side's
+/// prepare hook; each side's setup first and cleanup last. Whether a hook failed.
+fn interleave(
+    args: &AbArgs,
+    sides: &[Side; 2],
+    cpus: Option<&[u32]>,
+    timeout: Duration,
+    labels: [&str; 2],
+    sink: &mut AbSink<'_>,
+) -> anyhow::Result<bool> {
+    let mut executors = [(0, &args.a), (1, &args.b)].map(|(side, command)| {
+        let reader = FigureReader::new(&args.figures.options(), command);
+        sides[side].executor(reader, cpus, timeout)
+    });
+    let mut arms: Vec<&mut dyn Executor> = executors
+        .iter_mut()
+        .map(|e| e.as_mut() as &mut dyn Executor)
+        .collect();
+    let mut stop = StopPolicy::Attempts(args.runs);
+    let schedule = kbench_runner::Schedule {
+        order: Order::Abba,
+        warmup: args.warmup,
+        hooks: (0..2)
+            .map(|side| args.hooks.hooks(args.prepare_of(side), false))
+            .collect(),
+        stop: &mut stop,
+    };
+    let mut observer = SideMessages { labels };
+    let outcomes = kbench_runner::scheduler::run(schedule, &mut arms, sink, &mut observer)
+        .map_err(runner_error)?;
+    Ok(outcomes.iter().any(|o| !o.hook_failures.is_empty()))
 }
 
-impl Interleaving<'_> {
-    /// Each side's setup, the runs, then the cleanup of each side whose setup succeeded,
-    /// even when a run or hook failed. A failed setup or prepare hook stops the A/B.
-    fn run_with_hooks(&mut self, args: &AbArgs, cpus: Option<&[u32]>) -> anyhow::Result<()> {
-        let mut set_up = [false; 2];
-        for (side, done) in set_up.iter_mut().enumerate() {
-            *done = self.hook(HookKind::Setup, args.hooks.setup.as_deref(), side)?;
-            if !*done {
-                break;
-            }
-        }
-        let runs = if set_up == [true; 2] {
-            self.run_blocks(args, cpus)
-        } else {
-            Ok(())
-        };
-        for side in (0..2).filter(|&s| set_up[s]) {
-            self.hook(HookKind::Cleanup, args.hooks.cleanup.as_deref(), side)?;
-        }
-        runs
-    }
+/// A failed hook, said with its side.
+struct SideMessages<'a> {
+    labels: [&'a str; 2],
+}
 
-    /// Warm-ups (A then B), then ABBA blocks: A B, B A, A B, ... so that drift and
-    /// order effects fall on both sides alike. Every run follows its side's prepare hook.
-    fn run_blocks(&mut self, args: &AbArgs, cpus: Option<&[u32]>) -> anyhow::Result<()> {
-        let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
-        let mut readers = [&args.a, &args.b].map(|c| FigureReader::new(&args.figures, c));
-        let mut order = Vec::new();
-        for _ in 0..args.warmup {
-            order.extend([(0, true), (1, true)]);
-        }
-        for block in 0..args.runs {
-            let pair = if block % 2 == 0 { [0, 1] } else { [1, 0] };
-            order.extend(pair.map(|s| (s, false)));
-        }
-        for (side, warmup) in order {
-            if !self.hook(HookKind::Prepare, args.prepare_of(side), side)? {
-                return Ok(());
-            }
-            let run = self.sides[side].run(
-                self.index[side],
-                warmup,
-                cpus,
-                timeout,
-                &mut readers[side],
-            )?;
-            self.store_run(side, run)?;
-        }
-        Ok(())
-    }
-
-    /// Runs a hook of `side`; a failure is stored as a failed run of that side, said in
-    /// one line, and gives false.
-    fn hook(&mut self, kind: HookKind, command: Option<&str>, side: usize) -> anyhow::Result<bool> {
-        let Err(failure) = run_hook(kind, command, false) else {
-            return Ok(true);
-        };
+impl Observer for SideMessages<'_> {
+    fn hook_failed(&mut self, side: usize, failure: &HookFailure) {
         let name = ["A", "B"][side];
-        let stopped = match kind {
+        let stopped = match failure.kind {
             HookKind::Cleanup => "",
             HookKind::Setup | HookKind::Prepare => "; the A/B stopped, its stored runs are kept",
         };
@@ -320,18 +251,17 @@ impl Interleaving<'_> {
             self.labels[side],
             failure.message
         );
-        let run = self.sides[side].hook_failure_run(&failure, self.index[side]);
-        self.store_run(side, run)?;
-        self.hook_failed = true;
-        Ok(false)
     }
+}
 
-    fn store_run(&mut self, side: usize, run: StoredRun) -> anyhow::Result<()> {
-        let stored = as_ab_run(run, side, &self.pair);
-        self.store
-            .insert_run(self.ids[side], &stored)
-            .map_err(session::store_error)?;
-        self.index[side] += 1;
-        Ok(())
+/// The store, with each run marked as a run of its side.
+struct AbSink<'a> {
+    store: StoreSink<'a>,
+    pair: [String; 2],
+}
+
+impl RunSink for AbSink<'_> {
+    fn accept(&mut self, side: usize, run: StoredRun) -> anyhow::Result<()> {
+        self.store.accept(side, as_ab_run(run, side, &self.pair))
     }
 }

@@ -265,7 +265,7 @@ impl Choices {
 
 /// Pins this process (and so every worker it starts) to the CPUs of `spec`.
 fn pin_to(spec: &str) -> anyhow::Result<()> {
-    let cpus = crate::cmd::run::resolve_cpus(spec)?;
+    let cpus = crate::args::resolve_cpus(spec)?;
     rustix::thread::sched_setaffinity(None, &kbench_workloads::cpus::cpu_set(&cpus))
         .map_err(|e| UsageError(format!("--cpus {spec}: cannot pin: {e}")))?;
     Ok(())

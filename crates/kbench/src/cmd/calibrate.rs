@@ -2,7 +2,7 @@
 //! this boot (run again after a reboot, it adds a boot), then the noise of every
 //! metric at each level, stored for `kbench compare` to use when a side has one
 //! session or one boot.
-use crate::cmd::run::{self, RunArgs};
+use crate::args::{runner_error, SuiteArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_analysis::calibration::{self, Calibration, Fingerprint, CALIBRATION_LABEL};
@@ -11,29 +11,13 @@ use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
 pub struct CalibrateArgs {
-    /// Workloads, as `kbench run` takes them [default: run's suite].
-    pub workloads: Vec<String>,
     /// Sessions to run in this boot.
     #[arg(long, default_value_t = 5)]
     pub sessions: u32,
-    /// The quick suite (as `kbench run --quick`).
-    #[arg(long)]
-    pub quick: bool,
-    /// Measured runs per workload and session [default: run's].
-    #[arg(long)]
-    pub runs: Option<u32>,
-    /// Warm-up runs per workload and session.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u32,
-    /// Pin every run: a cpulist or `class:NAME` (compare then matches pinned runs).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Stop a run (and record it as failed) after this many seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
-    pub run_timeout: f64,
-    /// Seed of the first session's run order (the next sessions add 1 each).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    /// What each session runs, as `kbench run` takes it; with a seed, the first
+    /// session's (the next sessions add 1 each).
+    #[command(flatten)]
+    pub suite: SuiteArgs,
     /// Print this machine's calibration: the smallest change it resolves per metric.
     #[arg(long, conflicts_with_all = ["workloads", "quick", "runs"])]
     pub show: bool,
@@ -51,24 +35,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     if args.sessions == 0 {
         return usage("--sessions must be at least 1");
     }
-    let seed = args
-        .seed
-        .unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id()));
-    let run_args = RunArgs {
-        workloads: args.workloads.clone(),
-        label: CALIBRATION_LABEL.into(),
-        runs: args.runs,
-        precision: None,
-        max_time: 600.0,
-        warmup: args.warmup,
-        quick: args.quick,
-        cpus: args.cpus.clone(),
-        run_timeout: args.run_timeout,
-        seed: Some(seed),
-        counters: false,
-        db: args.db.clone(),
-    };
-    let mut plan = run::plan(&run_args)?;
+    let mut plan = args.suite.plan(false, None)?;
+    let seed = plan.seed;
     let mut store = args.db.open()?;
     let mut any_failed = false;
     for i in 0..args.sessions {
@@ -76,7 +44,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         let new = session::new_session(CALIBRATION_LABEL, "calibrate", Some(plan.seed));
         let id = session::begin_session(&mut store, &new)?;
         let started = Instant::now();
-        let outcomes = crate::runner::execute(&mut store, id, &plan)?;
+        let mut sink = session::StoreSink::one(&mut store, id);
+        let outcomes = kbench_runner::run_suite(&plan, &mut sink).map_err(runner_error)?;
         store
             .end_session(id, session::unix_now_ns())
             .map_err(session::store_error)?;

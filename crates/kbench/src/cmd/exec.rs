@@ -2,14 +2,12 @@
 //! whole, with the figures it prints itself (perf bench, perf stat, hackbench, ...) read
 //! as metrics of each run. A run that exits non-zero is recorded and reported, never
 //! averaged in; a hook that fails is recorded and stops the runs.
+use crate::args::{resolve_optional_cpus, run_timeout, runner_error, FigureArgs, HookArgs};
 use crate::error::usage;
-use crate::runner::child::{
-    run_command, shell_join, stored_command_failure, stored_command_run, timed_out_message,
-};
-use crate::runner::figures::{FigureArgs, FigureReader};
-use crate::runner::hooks::{run_hook, HookArgs, HookFailure, HookKind};
 use crate::session::{self, DbArgs};
-use kbench_store::{Store, Value};
+use kbench_runner::child::shell_join;
+use kbench_runner::{ArmOutcome, CommandExecutor, FigureReader, HookKind, Order, StopPolicy};
+use kbench_store::Value;
 
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
@@ -43,66 +41,47 @@ pub struct ExecArgs {
     pub command: Vec<String>,
 }
 
-/// Where this session's runs go.
-struct Target<'a> {
-    store: &'a mut Store,
-    session_id: i64,
-    pinned: Option<String>,
-}
-
-/// What the session's runs gave.
-#[derive(Debug, Default)]
-struct Outcome {
-    /// The values of each measured run that exited 0.
-    measured: Vec<Vec<Value>>,
-    /// (measured run number, exit status) of each measured run that did not.
-    failures: Vec<(u32, i32)>,
-    /// The hooks that failed, each recorded as a failed run.
-    hook_failures: Vec<HookFailure>,
-    /// The run index the next stored run gets.
-    next_index: u32,
-    /// The reader that understood the command's output, if one did.
-    source_format: Option<&'static str>,
-}
-
 pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     session::check_label(&args.label)?;
     if args.runs == 0 {
         return usage("--runs must be at least 1");
     }
-    let cpus = match &args.cpus {
-        Some(spec) => Some(crate::cmd::run::resolve_cpus(spec)?),
-        None => None,
-    };
-    let timeout = crate::cmd::run::run_timeout(args.run_timeout)?;
+    let cpus = resolve_optional_cpus(args.cpus.as_deref())?;
+    let timeout = run_timeout(args.run_timeout)?;
     check_runnable(&args.command[0])?;
     let mut store = args.db.open()?;
     let session_id =
         session::begin_session(&mut store, &session::new_session(&args.label, "exec", None))?;
-    let mut target = Target {
-        store: &mut store,
-        session_id,
+    let display = shell_join(&args.command);
+    let mut command = CommandExecutor {
+        show_output: args.show_output,
         pinned: cpus.as_deref().map(kbench_sys::format_cpulist),
+        cpus,
+        ..CommandExecutor::direct(
+            &args.command,
+            FigureReader::new(&args.figures.options(), &display),
+            timeout,
+        )
     };
-    let mut outcome = Outcome::default();
-    let show = args.show_output;
-    let result = match run_hook(HookKind::Setup, args.hooks.setup.as_deref(), show) {
-        Err(failure) => record_hook_failure(&mut target, &args, &failure, &mut outcome),
-        Ok(()) => {
-            let runs = run_all(&mut target, &args, cpus.as_deref(), timeout, &mut outcome);
-            // Like a `finally`: the cleanup undoes the setup whatever the runs did.
-            let cleanup = match run_hook(HookKind::Cleanup, args.hooks.cleanup.as_deref(), show) {
-                Err(failure) => record_hook_failure(&mut target, &args, &failure, &mut outcome),
-                Ok(()) => Ok(()),
-            };
-            runs.and(cleanup)
-        }
+    let mut stop = StopPolicy::Attempts(args.runs);
+    let schedule = kbench_runner::Schedule {
+        order: Order::Abba,
+        warmup: args.warmup,
+        hooks: vec![args.hooks.hooks(None, args.show_output)],
+        stop: &mut stop,
     };
+    let mut sink = session::StoreSink::one(&mut store, session_id);
+    let result = kbench_runner::scheduler::run(
+        schedule,
+        &mut [&mut command],
+        &mut sink,
+        &mut kbench_runner::scheduler::Quiet,
+    );
     store
         .end_session(session_id, session::unix_now_ns())
         .map_err(session::store_error)?;
-    result?;
-    out!("{}", summary(&args, &outcome));
+    let outcome = result.map_err(runner_error)?.remove(0);
+    out!("{}", summary(&args, &outcome, command.reader.source_format));
     let failed = !outcome.failures.is_empty() || !outcome.hook_failures.is_empty();
     Ok(i32::from(failed))
 }
@@ -128,85 +107,11 @@ fn check_runnable(program: &str) -> anyhow::Result<()> {
     }
 }
 
-/// The warm-ups and measured runs, each after its prepare hook; a failed hook stops them.
-fn run_all(
-    target: &mut Target,
-    args: &ExecArgs,
-    cpus: Option<&[u32]>,
-    timeout: std::time::Duration,
-    outcome: &mut Outcome,
-) -> anyhow::Result<()> {
-    let mut reader = FigureReader::new(&args.figures, &shell_join(&args.command));
-    for i in 0..args.warmup + args.runs {
-        let warmup = i < args.warmup;
-        let prepare = args.hooks.prepare.as_deref();
-        if let Err(failure) = run_hook(HookKind::Prepare, prepare, args.show_output) {
-            return record_hook_failure(target, args, &failure, outcome);
-        }
-        let run = run_command(&args.command, args.show_output, cpus, timeout).or_else(usage)?;
-        if let Some(after) = run.timed_out_after {
-            errln!(
-                "kbench: {}",
-                timed_out_message(&shell_join(&args.command), after)
-            );
-        }
-        let values = reader.values(&run)?;
-        let stored = stored_command_run(
-            &args.command,
-            &run,
-            i,
-            warmup,
-            target.pinned.clone(),
-            values.clone(),
-        );
-        target
-            .store
-            .insert_run(target.session_id, &stored)
-            .map_err(session::store_error)?;
-        outcome.next_index = i + 1;
-        outcome.source_format = reader.source_format.or(outcome.source_format);
-        if warmup {
-            continue;
-        }
-        if run.exit_status == 0 {
-            outcome.measured.push(values);
-        } else {
-            outcome
-                .failures
-                .push((i + 1 - args.warmup, run.exit_status));
-        }
-    }
-    Ok(())
-}
-
-/// Stores a failed hook as a failed run and says so.
-fn record_hook_failure(
-    target: &mut Target,
-    args: &ExecArgs,
-    failure: &HookFailure,
-    outcome: &mut Outcome,
-) -> anyhow::Result<()> {
-    errln!("kbench: {}", failure.message);
-    let stored = stored_command_failure(
-        &args.command,
-        failure,
-        outcome.next_index,
-        target.pinned.clone(),
-    );
-    target
-        .store
-        .insert_run(target.session_id, &stored)
-        .map_err(session::store_error)?;
-    outcome.next_index += 1;
-    outcome.hook_failures.push(failure.clone());
-    Ok(())
-}
-
 /// The table of every metric of the measured runs, the primary one first.
-fn summary(args: &ExecArgs, outcome: &Outcome) -> String {
+fn summary(args: &ExecArgs, outcome: &ArmOutcome, source_format: Option<&str>) -> String {
     let command = shell_join(&args.command);
     let mut out = format!("kbench exec: label {}, {command}\n", args.label);
-    let Some(first) = outcome.measured.first() else {
+    let Some(first) = outcome.measured.first().map(|run| &run.values) else {
         out.push_str("\nno measured run exited 0\n");
         out.push_str(&failure_lines(outcome));
         return out;
@@ -214,7 +119,7 @@ fn summary(args: &ExecArgs, outcome: &Outcome) -> String {
     let mut metrics: Vec<&Value> = first.iter().collect();
     metrics.sort_by_key(|v| !v.primary);
     let primary = metrics[0].metric.as_str();
-    match outcome.source_format {
+    match source_format {
         Some(format) => out.push_str(&format!(
             "figures read from its {format} output; primary metric {primary}\n\n"
         )),
@@ -229,7 +134,7 @@ fn summary(args: &ExecArgs, outcome: &Outcome) -> String {
         let values: Vec<f64> = outcome
             .measured
             .iter()
-            .filter_map(|run| run.iter().find(|v| v.metric == metric.metric))
+            .filter_map(|run| run.values.iter().find(|v| v.metric == metric.metric))
             .map(|v| v.value)
             .collect();
         let d = kbench_stats::describe(&values);
@@ -252,11 +157,12 @@ fn summary(args: &ExecArgs, outcome: &Outcome) -> String {
 }
 
 /// The failed runs and hooks, each on its own line after a blank one.
-fn failure_lines(outcome: &Outcome) -> String {
+fn failure_lines(outcome: &ArmOutcome) -> String {
     let mut out = String::new();
-    for (run, status) in &outcome.failures {
+    for failure in &outcome.failures {
         out.push_str(&format!(
-            "\nrun {run} exited with status {status}: recorded, not counted in the figures above"
+            "\nrun {} exited with status {}: recorded, not counted in the figures above",
+            failure.attempt, failure.exit_status
         ));
     }
     for failure in &outcome.hook_failures {

@@ -142,7 +142,7 @@ fn import_command(args: &LavaJobArgs) -> String {
     .iter()
     .map(|w| w.to_string())
     .collect();
-    crate::runner::child::shell_join(&words)
+    kbench_runner::child::shell_join(&words)
 }
 
 /// The job, or the usage error that keeps it from being one LAVA would run.

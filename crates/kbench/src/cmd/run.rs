@@ -1,69 +1,22 @@
 //! `kbench run`: the main job. Repeated, interleaved, recorded runs under a label.
-use crate::error::usage;
-use crate::runner::spec::WorkloadSpec;
-use crate::runner::{self, Plan, Stopping, WorkloadOutcome};
+use crate::args::{runner_error, Precision, SuiteArgs};
 use crate::session::{self, DbArgs};
+use kbench_runner::{Plan, WorkloadOutcome};
 use std::time::{Duration, Instant};
-
-/// The default suite: perf's three sched benchmarks, idle-CPU wakeup latency and IPI
-/// cost, sized for about ten minutes on two cores (about one with `--quick`).
-///
-/// pipe and seccomp-notify run with their tasks pinned: left free, a run lands on one
-/// CPU (a context switch per round trip) or on two (a cross-CPU wakeup, often an IPI
-/// and an idle exit), several times slower, and the mix of the two swamps any change.
-/// Cross-CPU is the path wakeups and IPIs take, so both measure it; pipe on one CPU
-/// is the second spec, the context-switch path alone.
-const SUITE: &[&str] = &[
-    "messaging:-g 10 -l 100",
-    "pipe:-l 100000 --placement cross-cpu",
-    "pipe:-l 100000 --placement same-cpu",
-    "seccomp-notify:-l 100000 --placement cross-cpu",
-    "wakeup:--wakes 1000",
-    "ipi:--iterations 20000",
-];
-pub const QUICK_SUITE: &[&str] = &[
-    "messaging:-g 4 -l 50",
-    "pipe:-l 20000 --placement cross-cpu",
-    "pipe:-l 20000 --placement same-cpu",
-    "seccomp-notify:-l 20000 --placement cross-cpu",
-    "wakeup:--wakes 300 --gap-us 1000",
-    "ipi:--iterations 5000",
-];
-const DEFAULT_RUNS: u32 = 100;
-const QUICK_RUNS: u32 = 25;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Workloads: `pipe`, `pipe:-l 100000 --pingpong`, `messaging:-g 4`, ...
-    /// [default: messaging, pipe and seccomp-notify]
-    pub workloads: Vec<String>,
     /// The label these runs are stored under (a kernel, a patch).
     #[arg(long)]
     pub label: String,
-    /// Measured runs per workload [default: 100, or 25 with --quick].
-    #[arg(long, conflicts_with = "precision")]
-    pub runs: Option<u32>,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
     /// Repeat until the 95% CI of each median is within ±PCT percent.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", conflicts_with = "runs")]
     pub precision: Option<f64>,
     /// Time limit for --precision, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     pub max_time: f64,
-    /// Warm-up runs per workload, recorded and excluded from statistics.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u32,
-    /// Smaller workloads and fewer runs: about a minute on two cores.
-    #[arg(long)]
-    pub quick: bool,
-    /// Pin every run: a cpulist (`0-3,6`) or a class (`class:big`, `class:Cortex-A72`).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Stop a run (and record it as failed) after this many seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
-    pub run_timeout: f64,
-    /// Seed of the run order [default: from the clock; recorded either way].
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Count perf_event_open counters (task clock, context switches, migrations, page
     /// faults; instructions and cycles where the PMU has them) in every run of pipe,
     /// seccomp-notify and messaging. Counting slows context switches, so these runs
@@ -76,12 +29,17 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     session::check_label(&args.label)?;
-    let plan = plan(&args)?;
+    let precision = args.precision.map(|pct| Precision {
+        pct,
+        max_time_s: args.max_time,
+    });
+    let plan = args.suite.plan(args.counters, precision)?;
     let mut store = args.db.open()?;
     let new = session::new_session(&args.label, "run", Some(plan.seed));
     let session_id = session::begin_session(&mut store, &new)?;
     let started = Instant::now();
-    let outcomes = runner::execute(&mut store, session_id, &plan)?;
+    let mut sink = session::StoreSink::one(&mut store, session_id);
+    let outcomes = kbench_runner::run_suite(&plan, &mut sink).map_err(runner_error)?;
     store
         .end_session(session_id, session::unix_now_ns())
         .map_err(session::store_error)?;
@@ -98,80 +56,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     );
     let any_failed = outcomes.iter().any(|o| !o.failures.is_empty());
     Ok(i32::from(any_failed))
-}
-
-pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
-    let texts: Vec<String> = if args.workloads.is_empty() {
-        let suite = if args.quick { QUICK_SUITE } else { SUITE };
-        suite.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.workloads.clone()
-    };
-    let specs = texts
-        .iter()
-        .map(|t| WorkloadSpec::parse(t).map(|s| s.with_counters(args.counters)))
-        .collect::<Result<Vec<_>, _>>()
-        .or_else(usage)?;
-    if let Some(reason) = args
-        .counters
-        .then(kbench_workloads::counters::no_perf_events)
-        .flatten()
-    {
-        return usage(format!("--counters: {reason}"));
-    }
-    let stopping = stopping(args)?;
-    let cpus = match &args.cpus {
-        Some(spec) => Some(kbench_sys::format_cpulist(&resolve_cpus(spec)?)),
-        None => None,
-    };
-    Ok(Plan {
-        specs,
-        stopping,
-        warmup: args.warmup,
-        cpus,
-        seed: args
-            .seed
-            .unwrap_or_else(|| session::unix_now_ns() ^ u64::from(std::process::id())),
-        run_timeout: run_timeout(args.run_timeout)?,
-    })
-}
-
-fn stopping(args: &RunArgs) -> anyhow::Result<Stopping> {
-    if let Some(pct) = args.precision {
-        if !(pct > 0.0 && pct < 100.0 && args.max_time > 0.0 && args.max_time.is_finite()) {
-            return usage("--precision takes a percentage in (0, 100) and --max-time a positive number of seconds");
-        }
-        return Ok(Stopping::Precision {
-            pct,
-            min_runs: 5,
-            max_time: Duration::from_secs_f64(args.max_time),
-        });
-    }
-    let runs = args
-        .runs
-        .unwrap_or(if args.quick { QUICK_RUNS } else { DEFAULT_RUNS });
-    if runs == 0 {
-        return usage("--runs must be at least 1");
-    }
-    Ok(Stopping::Runs(runs))
-}
-
-/// `--run-timeout` as a duration; a positive number of seconds.
-pub fn run_timeout(secs: f64) -> anyhow::Result<Duration> {
-    if secs > 0.0 && secs.is_finite() && secs < 1e9 {
-        Ok(Duration::from_secs_f64(secs))
-    } else {
-        usage("--run-timeout takes a positive number of seconds")
-    }
-}
-
-/// Resolves `--cpus` (a cpulist or `class:NAME`) to CPUs of this machine.
-pub fn resolve_cpus(spec: &str) -> anyhow::Result<Vec<u32>> {
-    let root = kbench_sys::Sysroot::from_env();
-    let topology = kbench_sys::Topology::read(&root).or_else(|e| usage(e.to_string()))?;
-    topology
-        .resolve_cpus(spec)
-        .or_else(|e| usage(format!("--cpus {spec}: {e}")))
 }
 
 /// The closing table: per workload n, median, CI of the median, CV and warnings.

@@ -360,7 +360,7 @@ fn choose_accel(args: &VmAbArgs, side: &Side, work: &Path) -> anyhow::Result<Acc
         .stderr(Stdio::null());
     let started = Instant::now();
     let mut child = spawn_dying_with_kbench(&mut cmd)?;
-    let exited = crate::runner::child::wait_with_timeout(&mut child, KVM_PROBE_DEADLINE)?;
+    let exited = kbench_runner::child::wait_with_timeout(&mut child, KVM_PROBE_DEADLINE)?;
     let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
     let panicked = !kbench_console::parse(&text, "").panics.is_empty();
     Ok(match exited {
@@ -505,7 +505,7 @@ fn shell_words(cmd: &Command) -> String {
         .chain(cmd.get_args())
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    crate::runner::child::shell_join(&words)
+    kbench_runner::child::shell_join(&words)
 }
 
 /// Starts qemu so that it dies with kbench, pins its vCPUs if asked, and watches the
@@ -535,7 +535,7 @@ fn boot_once(
         match crate::qmp::pin_vcpus(socket, cpus, Duration::from_secs(10), &mut qemu_gone) {
             Ok(done) => run.pins = done,
             Err(e) => {
-                crate::runner::child::stop(&mut child);
+                kbench_runner::child::stop(&mut child);
                 run.failure = Some(format!("--pin-vcpus: {e:#}"));
                 return Ok(run);
             }
@@ -573,7 +573,7 @@ fn boot_once(
                 continue;
             }
         };
-        crate::runner::child::stop(&mut child);
+        kbench_runner::child::stop(&mut child);
         run.failure = stalled;
         return Ok(run);
     }
@@ -581,7 +581,7 @@ fn boot_once(
 
 /// Starts qemu so that the kernel kills it when kbench dies, however kbench dies.
 fn spawn_dying_with_kbench(cmd: &mut Command) -> anyhow::Result<std::process::Child> {
-    crate::runner::child::die_with_kbench(cmd);
+    kbench_runner::child::die_with_kbench(cmd);
     cmd.spawn().or_else(|e| {
         usage(format!(
             "cannot start {} ({e}): install qemu (qemu-system-x86, qemu-system-arm) or pass --qemu",

@@ -6,20 +6,28 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 
-/// The hooks of `kbench exec` and `kbench ab` (for ab they apply to each side).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct HookArgs {
-    /// Run CMD (sh -c) before every run, warm-ups included, untimed: drop the page
-    /// cache, `make clean`.
-    #[arg(long, value_name = "CMD")]
+/// The hooks of one arm (`kbench exec`'s command, each side of `kbench ab`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hooks {
+    /// Before every run, warm-ups included, untimed.
     pub prepare: Option<String>,
-    /// Run CMD (sh -c) once before the first run (ab: once per side).
-    #[arg(long, value_name = "CMD")]
+    /// Once before the first run.
     pub setup: Option<String>,
-    /// Run CMD (sh -c) once after the last run (ab: once per side), also after a failed
-    /// run or hook, unless the setup failed.
-    #[arg(long, value_name = "CMD")]
+    /// Once after the last run, also after a failed run or hook, unless the setup failed.
     pub cleanup: Option<String>,
+    /// Let the hooks' standard output through.
+    pub show_output: bool,
+}
+
+impl Hooks {
+    /// The command of the hook `kind`, if there is one.
+    pub fn command(&self, kind: HookKind) -> Option<&str> {
+        match kind {
+            HookKind::Setup => self.setup.as_deref(),
+            HookKind::Prepare => self.prepare.as_deref(),
+            HookKind::Cleanup => self.cleanup.as_deref(),
+        }
+    }
 }
 
 /// Which hook.

@@ -1,23 +1,20 @@
 //! A command's own figures: what it printed (perf bench, perf stat, hackbench,
 //! cyclictest, kbench's records), read with the import readers and stored as the run's
 //! metrics beside what kbench measures from outside (wall, user and sys time, max RSS).
-use super::capture::{CapturedOutput, CAPTURE_LIMIT_BYTES};
-use super::child::CommandRun;
-use crate::error::usage;
+use crate::capture::{CapturedOutput, CAPTURE_LIMIT_BYTES};
+use crate::child::CommandRun;
+use crate::RunnerError;
+use kbench_record::Value;
 use kbench_record::{Direction, MetricValue};
 use kbench_store::import::{read_output_figures, OutputError, OutputFigures};
-use kbench_store::Value;
 
 /// How a command's primary figure is chosen.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct FigureArgs {
-    /// The primary metric, by name: one of the figures read from the command's output
-    /// (`usecs_per_op`, `total_sec`, `time_elapsed_sec`, ...) or wall_sec, user_sec,
-    /// sys_sec, max_rss_kib [default: what the output's reader declares, else wall_sec].
-    #[arg(long, value_name = "NAME", conflicts_with = "no_parse")]
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FigureOptions {
+    /// The primary metric, by name: a figure of the output or one measured from
+    /// outside; `None` for what the output's reader declares, else wall_sec.
     pub metric: Option<String>,
     /// Do not read the command's output: wall_sec is the primary metric.
-    #[arg(long)]
     pub no_parse: bool,
 }
 
@@ -32,7 +29,7 @@ const MEASURED_METRICS: [&str; 4] = [WALL_METRIC, "user_sec", "sys_sec", "max_rs
 /// saying once when its output gives none.
 #[derive(Debug)]
 pub struct FigureReader {
-    args: FigureArgs,
+    options: FigureOptions,
     /// The command as the user wrote it, for messages.
     command: String,
     /// The reader that understood the last run's output.
@@ -41,9 +38,9 @@ pub struct FigureReader {
 }
 
 impl FigureReader {
-    pub fn new(args: &FigureArgs, command: &str) -> FigureReader {
+    pub fn new(options: &FigureOptions, command: &str) -> FigureReader {
         FigureReader {
-            args: args.clone(),
+            options: options.clone(),
             command: command.to_string(),
             source_format: None,
             said_unread: false,
@@ -54,9 +51,9 @@ impl FigureReader {
     /// they would collide) and the measured ones; the primary is `--metric`, else the
     /// output reader's, else wall_sec. A failed run's output is not read, since the run
     /// is not counted.
-    pub fn values(&mut self, run: &CommandRun) -> anyhow::Result<Vec<Value>> {
+    pub fn values(&mut self, run: &CommandRun) -> Result<Vec<Value>, RunnerError> {
         let succeeded = run.exit_status == 0;
-        let read = if self.args.no_parse || !succeeded {
+        let read = if self.options.no_parse || !succeeded {
             Ok(Vec::new())
         } else {
             figures_of(&run.output).map(|figures| {
@@ -94,8 +91,8 @@ impl FigureReader {
         &self,
         values: &mut [Value],
         unread: Option<&str>,
-    ) -> anyhow::Result<()> {
-        let Some(name) = &self.args.metric else {
+    ) -> Result<(), RunnerError> {
+        let Some(name) = &self.options.metric else {
             return Ok(());
         };
         if mark_primary(values, name) {
@@ -103,12 +100,12 @@ impl FigureReader {
         }
         let names: Vec<&str> = values.iter().map(|v| v.metric.as_str()).collect();
         let unread = unread.map(|why| format!("; output not read: {why}"));
-        usage(format!(
+        Err(RunnerError::Usage(format!(
             "--metric {name}: `{}` gave no such figure (it gave: {}{})",
             self.command,
             names.join(", "),
             unread.unwrap_or_default()
-        ))
+        )))
     }
 
     fn say_unread_once(&mut self, why: &str, primary: &str) {

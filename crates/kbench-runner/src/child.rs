@@ -1,9 +1,9 @@
 //! Every run in a fresh child process: a workload through `kbench bench --json`, or
 //! any command, timed as a whole with the child's own rusage (wait4).
-use super::capture::{Capture, CapturedOutput};
-use super::hooks::HookFailure;
-use super::spec::WorkloadSpec;
-use kbench_store::{RawJson, StoredRun, Value};
+use crate::capture::{Capture, CapturedOutput};
+use crate::hooks::HookFailure;
+use crate::spec::WorkloadSpec;
+use kbench_record::{RawJson, StoredRun, Value};
 use kbench_workloads::measure::unix_now_ns;
 use kbench_workloads::RunRecord;
 use std::collections::BTreeMap;
@@ -375,7 +375,7 @@ fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
 }
 
 /// The stored form of a command run, with its values (see
-/// [`super::figures::FigureReader::values`]).
+/// [`crate::figures::FigureReader::values`]).
 pub fn stored_command_run(
     argv: &[String],
     run: &CommandRun,

@@ -1,0 +1,49 @@
+//! kbench's one scheduler. Every kind of run (a workload in a fresh child process, a
+//! shell command, and next a guest boot) is an [`Executor`]; the [`scheduler`] repeats
+//! them in blocks (shuffled, or ABBA between two sides), with warm-ups first, the
+//! hooks around them and a [`StopRule`] asked after every block, and hands every run,
+//! failed ones included, to a [`RunSink`] (the store, the guest's console, a test's
+//! vector) before the next one starts.
+//!
+//! The crate knows runs, not where they are kept: a sink is one small trait, so the
+//! guest reports runs over its console without a database, and the store's sink lives
+//! with the command that opened the store.
+#[macro_use]
+extern crate kbench_workloads;
+
+pub mod capture;
+pub mod child;
+pub mod executor;
+pub mod figures;
+pub mod hooks;
+pub mod progress;
+pub mod scheduler;
+pub mod sink;
+pub mod spec;
+pub mod stop;
+pub mod suite;
+
+pub use executor::{Attempt, CommandExecutor, Executor, WorkloadExecutor};
+pub use figures::{FigureOptions, FigureReader};
+pub use hooks::{HookFailure, HookKind, Hooks};
+pub use scheduler::{ArmOutcome, MeasuredRun, Observer, Order, RunFailure, Schedule};
+pub use sink::{MemorySink, RunSink};
+pub use spec::WorkloadSpec;
+pub use stop::{Decision, StopPolicy, StopRule};
+pub use suite::{run_suite, Plan, WorkloadOutcome};
+
+/// Why a schedule stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The user's mistake, found while running: a command that cannot start, a
+    /// `--metric` its output does not give.
+    #[error("{0}")]
+    Usage(String),
+    /// The sink could not take a run (the database is full, locked, gone): its error
+    /// as it gave it.
+    #[error(transparent)]
+    Sink(anyhow::Error),
+    /// The stop rule gave up: every arm kept failing.
+    #[error("{0}")]
+    GaveUp(String),
+}

@@ -1,0 +1,283 @@
+//! The one loop that runs everything: setups, warm-ups, blocks until the stop rule
+//! says so, cleanups; every run handed to the sink before the next one starts.
+use crate::executor::{Attempt, Executor};
+use crate::hooks::{run_hook, HookFailure, HookKind, Hooks};
+use crate::sink::RunSink;
+use crate::stop::{precision_pct, Decision, StopRule};
+use crate::RunnerError;
+use kbench_record::{PlacementKind, Value};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+/// The order of the arms within a block (and within a round of warm-ups).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// A fresh random order each block, from this seed (`kbench run`'s workloads).
+    Shuffled { seed: u64 },
+    /// The arms in turn, reversed every other block: A B, B A, A B, ... so that drift
+    /// and order effects fall on both sides alike (`kbench ab`). Warm-ups in order.
+    Abba,
+}
+
+/// What decides what runs, beside the executors.
+pub struct Schedule<'a> {
+    pub order: Order,
+    /// Rounds of warm-up runs (each arm once a round), recorded and not measured.
+    pub warmup: u32,
+    /// The hooks of each arm; an arm without an entry has none.
+    pub hooks: Vec<Hooks>,
+    pub stop: &'a mut dyn StopRule,
+}
+
+/// One measured run that succeeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredRun {
+    /// Its values, one of them primary.
+    pub values: Vec<Value>,
+    /// Where its two tasks mostly ran (pipe, seccomp-notify).
+    pub placement: Option<PlacementKind>,
+}
+
+/// One measured attempt that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFailure {
+    /// Which measured attempt of its arm, from 1.
+    pub attempt: u32,
+    pub message: String,
+    /// The command's exit status, or 1 for a workload that gave no record.
+    pub exit_status: i32,
+}
+
+/// What one arm gave.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArmOutcome {
+    pub measured: Vec<MeasuredRun>,
+    pub failures: Vec<RunFailure>,
+    /// The hooks that failed, each stored as a failed run of the arm.
+    pub hook_failures: Vec<HookFailure>,
+    /// Measured attempts, failed ones included.
+    pub attempts: u32,
+    /// The run index the arm's next stored run gets.
+    pub next_index: u32,
+}
+
+impl ArmOutcome {
+    /// The primary value of each measured run that has one, in run order.
+    pub fn primary_values(&self) -> Vec<f64> {
+        self.measured
+            .iter()
+            .filter_map(|run| run.values.iter().find(|v| v.primary))
+            .map(|v| v.value)
+            .collect()
+    }
+
+    /// Half-width of the 95% CI of the median of the primary values, in percent of it.
+    pub fn precision_pct(&self) -> Option<f64> {
+        precision_pct(&self.primary_values())
+    }
+}
+
+/// Told what happens, for progress and messages; every method does nothing by default
+/// but a failed hook, which is said in one line.
+pub trait Observer {
+    fn starting(&mut self, _arm: usize, _warmup: bool, _so_far: &ArmOutcome) {}
+    fn hook_failed(&mut self, _arm: usize, failure: &HookFailure) {
+        errln!("kbench: {}", failure.message);
+    }
+    fn finished(&mut self) {}
+}
+
+/// An observer that only says what failed.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Runs the schedule: each arm's setup in turn (the first that fails stops there),
+/// the warm-ups, then blocks until the stop rule is satisfied, each run after its
+/// arm's prepare hook (one that fails stops the schedule), and the cleanup of every
+/// arm whose setup succeeded, whatever happened in between.
+pub fn run(
+    schedule: Schedule<'_>,
+    executors: &mut [&mut dyn Executor],
+    sink: &mut dyn RunSink,
+    observer: &mut dyn Observer,
+) -> Result<Vec<ArmOutcome>, RunnerError> {
+    let mut state = State {
+        arms: vec![ArmOutcome::default(); executors.len()],
+        executors,
+        sink,
+        observer,
+        hooks: schedule.hooks,
+    };
+    let mut set_up = 0;
+    while set_up < state.arms.len() && state.hook(HookKind::Setup, set_up)? {
+        set_up += 1;
+    }
+    let mut result = Ok(());
+    if set_up == state.arms.len() {
+        result = state.warmups_and_blocks(schedule.order, schedule.warmup, schedule.stop);
+    }
+    for arm in 0..set_up {
+        let cleaned = state.hook(HookKind::Cleanup, arm).map(|_| ());
+        result = result.and(cleaned);
+    }
+    result?;
+    state.observer.finished();
+    Ok(state.arms)
+}
+
+struct State<'a, 'e> {
+    arms: Vec<ArmOutcome>,
+    executors: &'a mut [&'e mut dyn Executor],
+    sink: &'a mut dyn RunSink,
+    observer: &'a mut dyn Observer,
+    hooks: Vec<Hooks>,
+}
+
+/// Whether the schedule goes on after a step.
+enum Step {
+    Next,
+    /// A prepare hook failed.
+    Halt,
+}
+
+impl State<'_, '_> {
+    fn warmups_and_blocks(
+        &mut self,
+        order: Order,
+        warmup: u32,
+        stop: &mut dyn StopRule,
+    ) -> Result<(), RunnerError> {
+        let mut blocks = Blocks::new(order, self.arms.len());
+        for _ in 0..warmup {
+            for arm in blocks.warmup_round() {
+                if let Step::Halt = self.step(arm, true)? {
+                    return Ok(());
+                }
+            }
+        }
+        let started = Instant::now();
+        loop {
+            let pending = match stop.decide(&self.arms, started.elapsed()) {
+                Decision::Continue(pending) => pending,
+                Decision::Stop => return Ok(()),
+                Decision::GiveUp(why) => return Err(RunnerError::GaveUp(why)),
+            };
+            for arm in blocks.next_block() {
+                if !pending.contains(&arm) {
+                    continue;
+                }
+                if let Step::Halt = self.step(arm, false)? {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// The prepare hook, then one run, stored.
+    fn step(&mut self, arm: usize, warmup: bool) -> Result<Step, RunnerError> {
+        if !self.hook(HookKind::Prepare, arm)? {
+            return Ok(Step::Halt);
+        }
+        self.observer.starting(arm, warmup, &self.arms[arm]);
+        let index = self.arms[arm].next_index;
+        let attempt = self.executors[arm].run(index, warmup)?;
+        self.record(arm, warmup, attempt)?;
+        Ok(Step::Next)
+    }
+
+    fn record(&mut self, arm: usize, warmup: bool, attempt: Attempt) -> Result<(), RunnerError> {
+        let Attempt {
+            run,
+            failure,
+            placement,
+        } = attempt;
+        let values = run.values.clone();
+        let exit_status = run.exit_status.unwrap_or(1);
+        self.store(arm, run)?;
+        if warmup {
+            return Ok(());
+        }
+        let outcome = &mut self.arms[arm];
+        outcome.attempts += 1;
+        match failure {
+            None => outcome.measured.push(MeasuredRun { values, placement }),
+            Some(message) => outcome.failures.push(RunFailure {
+                attempt: outcome.attempts,
+                message,
+                exit_status,
+            }),
+        }
+        Ok(())
+    }
+
+    /// Runs a hook of `arm`; a failure is said, stored as a failed run of the arm, and
+    /// gives false.
+    fn hook(&mut self, kind: HookKind, arm: usize) -> Result<bool, RunnerError> {
+        let Some(hooks) = self.hooks.get(arm) else {
+            return Ok(true);
+        };
+        let Err(failure) = run_hook(kind, hooks.command(kind), hooks.show_output) else {
+            return Ok(true);
+        };
+        self.observer.hook_failed(arm, &failure);
+        let index = self.arms[arm].next_index;
+        let run = self.executors[arm].hook_failure_run(&failure, index);
+        self.store(arm, run)?;
+        self.arms[arm].hook_failures.push(failure);
+        Ok(false)
+    }
+
+    fn store(&mut self, arm: usize, run: kbench_record::StoredRun) -> Result<(), RunnerError> {
+        self.sink.accept(arm, run).map_err(RunnerError::Sink)?;
+        self.arms[arm].next_index += 1;
+        Ok(())
+    }
+}
+
+/// The order of each round of warm-ups and of each block.
+struct Blocks {
+    order: Order,
+    arms: usize,
+    rng: ChaCha8Rng,
+    block: u64,
+}
+
+impl Blocks {
+    fn new(order: Order, arms: usize) -> Blocks {
+        let seed = match order {
+            Order::Shuffled { seed } => seed,
+            Order::Abba => 0,
+        };
+        Blocks {
+            order,
+            arms,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            block: 0,
+        }
+    }
+
+    fn warmup_round(&mut self) -> Vec<usize> {
+        match self.order {
+            Order::Shuffled { .. } => self.shuffled(),
+            Order::Abba => (0..self.arms).collect(),
+        }
+    }
+
+    fn next_block(&mut self) -> Vec<usize> {
+        let block = self.block;
+        self.block += 1;
+        match self.order {
+            Order::Shuffled { .. } => self.shuffled(),
+            Order::Abba if block.is_multiple_of(2) => (0..self.arms).collect(),
+            Order::Abba => (0..self.arms).rev().collect(),
+        }
+    }
+
+    fn shuffled(&mut self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.arms).collect();
+        order.shuffle(&mut self.rng);
+        order
+    }
+}

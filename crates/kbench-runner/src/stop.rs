@@ -1,0 +1,112 @@
+//! When to stop repeating: asked before the first block and after every block.
+use crate::scheduler::ArmOutcome;
+use std::time::Duration;
+
+/// What the next block holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Run these arms (in the schedule's order) in the next block.
+    Continue(Vec<usize>),
+    /// Every arm is done.
+    Stop,
+    /// Nothing will come of going on: why, as one line.
+    GiveUp(String),
+}
+
+/// A rule for stopping, asked with everything the arms have given so far. The fixed
+/// counts and `--precision` are [`StopPolicy`]; a sequential rule that stops when a
+/// comparison of the arms is decided plugs in here too.
+pub trait StopRule {
+    fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> Decision;
+
+    /// Measured runs per arm to expect at first (a progress bar's length).
+    fn expected_runs_per_arm(&self) -> u64;
+}
+
+/// The rules kbench has had from the start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StopPolicy {
+    /// Exactly this many measured attempts per arm, failed ones included: the runs of
+    /// `exec`, and the blocks of `ab`, whose sides stay paired.
+    Attempts(u32),
+    /// This many measured runs per arm; failures do not count, but an arm that keeps
+    /// failing stops (`kbench run`).
+    Runs(u32),
+    /// Until the 95% CI of the median is within ±`pct`% for every arm, with at least
+    /// `min_runs` and at most `max_time` in all.
+    Precision {
+        pct: f64,
+        min_runs: u32,
+        max_time: Duration,
+    },
+}
+
+/// Failures without a single measured run after which an arm is given up.
+const HOPELESS_FAILURES: usize = 3;
+
+impl StopPolicy {
+    fn arm_done(&self, arm: &ArmOutcome) -> bool {
+        let values = arm.primary_values().len();
+        let failures = arm.failures.len();
+        match *self {
+            StopPolicy::Attempts(n) => arm.attempts >= n,
+            _ if failures >= HOPELESS_FAILURES && values == 0 => true,
+            StopPolicy::Runs(n) => values as u32 >= n || failures as u32 >= 3 + n / 10,
+            StopPolicy::Precision { pct, min_runs, .. } => {
+                values as u32 >= min_runs && arm.precision_pct().is_some_and(|p| p <= pct)
+            }
+        }
+    }
+
+    fn out_of_time(&self, elapsed: Duration) -> bool {
+        matches!(*self, StopPolicy::Precision { max_time, .. } if elapsed >= max_time)
+    }
+
+    /// Every arm failed again and again without one measured run.
+    fn hopeless(&self, arms: &[ArmOutcome]) -> Option<String> {
+        if matches!(self, StopPolicy::Attempts(_)) {
+            return None;
+        }
+        let all_failing = arms
+            .iter()
+            .all(|a| a.primary_values().is_empty() && a.failures.len() >= HOPELESS_FAILURES);
+        let first = arms.first()?.failures.first()?;
+        all_failing.then(|| {
+            format!(
+                "every workload failed three times; stopping: {}",
+                first.message
+            )
+        })
+    }
+}
+
+impl StopRule for StopPolicy {
+    fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> Decision {
+        if let Some(why) = self.hopeless(arms) {
+            return Decision::GiveUp(why);
+        }
+        let pending: Vec<usize> = (0..arms.len())
+            .filter(|&arm| !self.arm_done(&arms[arm]))
+            .collect();
+        if pending.is_empty() || self.out_of_time(elapsed) {
+            Decision::Stop
+        } else {
+            Decision::Continue(pending)
+        }
+    }
+
+    fn expected_runs_per_arm(&self) -> u64 {
+        match *self {
+            StopPolicy::Attempts(n) | StopPolicy::Runs(n) => u64::from(n),
+            StopPolicy::Precision { min_runs, .. } => u64::from(min_runs),
+        }
+    }
+}
+
+/// Half-width of the 95% CI of the median of `values`, as a percentage of the median.
+pub fn precision_pct(values: &[f64]) -> Option<f64> {
+    let sorted = kbench_stats::descriptive::sorted_copy(values);
+    let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
+    let median = ci.estimate;
+    (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
+}

@@ -1,0 +1,213 @@
+//! Argument groups more than one command takes, and what they resolve to: the
+//! commands flatten these rather than repeat them.
+use crate::error::usage;
+use kbench_runner::{FigureOptions, Hooks, Plan, StopPolicy, WorkloadSpec};
+use std::time::Duration;
+
+/// The default suite: perf's three sched benchmarks, idle-CPU wakeup latency and IPI
+/// cost, sized for about ten minutes on two cores (about one with `--quick`).
+///
+/// pipe and seccomp-notify run with their tasks pinned: left free, a run lands on one
+/// CPU (a context switch per round trip) or on two (a cross-CPU wakeup, often an IPI
+/// and an idle exit), several times slower, and the mix of the two swamps any change.
+/// Cross-CPU is the path wakeups and IPIs take, so both measure it; pipe on one CPU
+/// is the second spec, the context-switch path alone.
+pub const SUITE: &[&str] = &[
+    "messaging:-g 10 -l 100",
+    "pipe:-l 100000 --placement cross-cpu",
+    "pipe:-l 100000 --placement same-cpu",
+    "seccomp-notify:-l 100000 --placement cross-cpu",
+    "wakeup:--wakes 1000",
+    "ipi:--iterations 20000",
+];
+pub const QUICK_SUITE: &[&str] = &[
+    "messaging:-g 4 -l 50",
+    "pipe:-l 20000 --placement cross-cpu",
+    "pipe:-l 20000 --placement same-cpu",
+    "seccomp-notify:-l 20000 --placement cross-cpu",
+    "wakeup:--wakes 300 --gap-us 1000",
+    "ipi:--iterations 5000",
+];
+const DEFAULT_RUNS: u32 = 100;
+const QUICK_RUNS: u32 = 25;
+
+/// What `kbench run` and `kbench calibrate` run in a session.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SuiteArgs {
+    /// Workloads: `pipe`, `pipe:-l 100000 --pingpong`, `messaging:-g 4`, ...
+    /// [default: messaging, pipe and seccomp-notify]
+    pub workloads: Vec<String>,
+    /// Measured runs per workload [default: 100, or 25 with --quick].
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Warm-up runs per workload, recorded and excluded from statistics.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Smaller workloads and fewer runs: about a minute on two cores.
+    #[arg(long)]
+    pub quick: bool,
+    /// Pin every run: a cpulist (`0-3,6`) or a class (`class:big`, `class:Cortex-A72`).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Stop a run (and record it as failed) after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    pub run_timeout: f64,
+    /// Seed of the run order [default: from the clock; recorded either way].
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl SuiteArgs {
+    /// The plan of one session: the runs asked for, or until `precision` is met.
+    pub fn plan(&self, counters: bool, precision: Option<Precision>) -> anyhow::Result<Plan> {
+        let texts: Vec<String> = if self.workloads.is_empty() {
+            let suite = if self.quick { QUICK_SUITE } else { SUITE };
+            suite.iter().map(|s| s.to_string()).collect()
+        } else {
+            self.workloads.clone()
+        };
+        let specs = texts
+            .iter()
+            .map(|t| WorkloadSpec::parse(t).map(|s| s.with_counters(counters)))
+            .collect::<Result<Vec<_>, _>>()
+            .or_else(usage)?;
+        if let Some(reason) = counters
+            .then(kbench_workloads::counters::no_perf_events)
+            .flatten()
+        {
+            return usage(format!("--counters: {reason}"));
+        }
+        let stopping = match precision {
+            Some(precision) => precision.policy()?,
+            None => StopPolicy::Runs(self.fixed_runs()?),
+        };
+        let cpus = match &self.cpus {
+            Some(spec) => Some(kbench_sys::format_cpulist(&resolve_cpus(spec)?)),
+            None => None,
+        };
+        Ok(Plan {
+            specs,
+            stopping,
+            warmup: self.warmup,
+            cpus,
+            seed: self
+                .seed
+                .unwrap_or_else(|| crate::session::unix_now_ns() ^ u64::from(std::process::id())),
+            run_timeout: run_timeout(self.run_timeout)?,
+        })
+    }
+
+    fn fixed_runs(&self) -> anyhow::Result<u32> {
+        let runs = self
+            .runs
+            .unwrap_or(if self.quick { QUICK_RUNS } else { DEFAULT_RUNS });
+        if runs == 0 {
+            return usage("--runs must be at least 1");
+        }
+        Ok(runs)
+    }
+}
+
+/// `--precision PCT` with its `--max-time SECS`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    pub pct: f64,
+    pub max_time_s: f64,
+}
+
+impl Precision {
+    fn policy(self) -> anyhow::Result<StopPolicy> {
+        let Precision { pct, max_time_s } = self;
+        if !(pct > 0.0 && pct < 100.0 && max_time_s > 0.0 && max_time_s.is_finite()) {
+            return usage("--precision takes a percentage in (0, 100) and --max-time a positive number of seconds");
+        }
+        Ok(StopPolicy::Precision {
+            pct,
+            min_runs: 5,
+            max_time: Duration::from_secs_f64(max_time_s),
+        })
+    }
+}
+
+/// How a command's primary figure is chosen (`exec`, `ab`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FigureArgs {
+    /// The primary metric, by name: one of the figures read from the command's output
+    /// (`usecs_per_op`, `total_sec`, `time_elapsed_sec`, ...) or wall_sec, user_sec,
+    /// sys_sec, max_rss_kib [default: what the output's reader declares, else wall_sec].
+    #[arg(long, value_name = "NAME", conflicts_with = "no_parse")]
+    pub metric: Option<String>,
+    /// Do not read the command's output: wall_sec is the primary metric.
+    #[arg(long)]
+    pub no_parse: bool,
+}
+
+impl FigureArgs {
+    pub fn options(&self) -> FigureOptions {
+        FigureOptions {
+            metric: self.metric.clone(),
+            no_parse: self.no_parse,
+        }
+    }
+}
+
+/// The hooks of `kbench exec` and `kbench ab` (for ab they apply to each side).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HookArgs {
+    /// Run CMD (sh -c) before every run, warm-ups included, untimed: drop the page
+    /// cache, `make clean`.
+    #[arg(long, value_name = "CMD")]
+    pub prepare: Option<String>,
+    /// Run CMD (sh -c) once before the first run (ab: once per side).
+    #[arg(long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// Run CMD (sh -c) once after the last run (ab: once per side), also after a failed
+    /// run or hook, unless the setup failed.
+    #[arg(long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+}
+
+impl HookArgs {
+    /// The hooks, with `prepare` in place of --prepare when given.
+    pub fn hooks(&self, prepare: Option<&str>, show_output: bool) -> Hooks {
+        Hooks {
+            prepare: prepare.map(str::to_string).or_else(|| self.prepare.clone()),
+            setup: self.setup.clone(),
+            cleanup: self.cleanup.clone(),
+            show_output,
+        }
+    }
+}
+
+/// `--run-timeout` as a duration; a positive number of seconds.
+pub fn run_timeout(secs: f64) -> anyhow::Result<Duration> {
+    if secs > 0.0 && secs.is_finite() && secs < 1e9 {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        usage("--run-timeout takes a positive number of seconds")
+    }
+}
+
+/// Resolves `--cpus` (a cpulist or `class:NAME`) to CPUs of this machine.
+pub fn resolve_cpus(spec: &str) -> anyhow::Result<Vec<u32>> {
+    let root = kbench_sys::Sysroot::from_env();
+    let topology = kbench_sys::Topology::read(&root).or_else(|e| usage(e.to_string()))?;
+    topology
+        .resolve_cpus(spec)
+        .or_else(|e| usage(format!("--cpus {spec}: {e}")))
+}
+
+/// A `--cpus` option that may be absent.
+pub fn resolve_optional_cpus(spec: Option<&str>) -> anyhow::Result<Option<Vec<u32>>> {
+    spec.map(resolve_cpus).transpose()
+}
+
+/// A runner's error as the binary reports it: the user's mistake is exit 2, a sink's
+/// error keeps its own kind.
+pub fn runner_error(e: kbench_runner::RunnerError) -> anyhow::Error {
+    match e {
+        kbench_runner::RunnerError::Usage(message) => crate::error::UsageError(message).into(),
+        kbench_runner::RunnerError::Sink(e) => e,
+        e @ kbench_runner::RunnerError::GaveUp(_) => e.into(),
+    }
+}
