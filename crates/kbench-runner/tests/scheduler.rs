@@ -277,7 +277,10 @@ fn precision_stops_when_the_median_is_known_and_at_the_time_limit() {
     };
     let (result, _) = schedule(arms, Order::Abba, 0, never, vec![]);
     let runs = result.unwrap()[0].measured.len();
-    assert!((1..=30).contains(&runs), "{runs} runs of 2 ms or more in 50 ms");
+    assert!(
+        (1..=30).contains(&runs),
+        "{runs} runs of 2 ms or more in 50 ms"
+    );
 }
 
 fn hooks(setup: &str, prepare: &str, cleanup: &str) -> Hooks {
