@@ -89,9 +89,9 @@ pub trait Observer {
     fn finished(&mut self) {}
 }
 
-/// An observer that only says what failed.
-pub struct Quiet;
-impl Observer for Quiet {}
+/// No progress shown; a failed hook is said in one line.
+pub struct NoProgress;
+impl Observer for NoProgress {}
 
 /// Runs the schedule: each arm's setup in turn (the first that fails stops there),
 /// the warm-ups, then blocks until the stop rule is satisfied, each run after its

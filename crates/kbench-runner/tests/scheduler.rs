@@ -1,7 +1,7 @@
 //! The scheduler against a mock executor: the order of runs, what counts, when it
 //! stops, and the hooks (real `sh -c` commands) around the runs.
 use kbench_record::{StoredRun, Value};
-use kbench_runner::scheduler::{self, Quiet};
+use kbench_runner::scheduler::{self, NoProgress};
 use kbench_runner::{
     ArmOutcome, Attempt, Executor, HookFailure, Hooks, MemorySink, Order, RunnerError, Schedule,
     StopPolicy,
@@ -105,7 +105,7 @@ fn schedule(
         hooks,
         stop: &mut stop,
     };
-    let result = scheduler::run(schedule, &mut executors, &mut sink, &mut Quiet);
+    let result = scheduler::run(schedule, &mut executors, &mut sink, &mut NoProgress);
     (result, sink)
 }
 
@@ -383,7 +383,12 @@ fn a_sink_that_fails_stops_the_schedule_after_the_cleanups() {
         hooks: vec![hooks("", "", &format!("touch {}", cleaned.display()))],
         stop: &mut stop,
     };
-    let result = scheduler::run(schedule, &mut executors, &mut full_after_two, &mut Quiet);
+    let result = scheduler::run(
+        schedule,
+        &mut executors,
+        &mut full_after_two,
+        &mut NoProgress,
+    );
     match result {
         Err(RunnerError::Sink(e)) => assert_eq!(e.to_string(), "disk full"),
         other => panic!("{other:?}"),

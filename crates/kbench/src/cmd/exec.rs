@@ -75,7 +75,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
         schedule,
         &mut [&mut command],
         &mut sink,
-        &mut kbench_runner::scheduler::Quiet,
+        &mut kbench_runner::scheduler::NoProgress,
     );
     store
         .end_session(session_id, session::unix_now_ns())
