@@ -4,10 +4,12 @@
 //! differently, in text and JSON; the configs survive export and import. The last
 //! test compares the configs of the two real Debian cloud kernels that
 //! scripts/fetch-kernels.sh caches.
+mod common;
+use common::{cached_file, home_kernel_cache, stdout_ok, text, TempDb};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const BASE_CONFIG: &str = "\
 #
@@ -46,36 +48,28 @@ const EXPECTED: [(&str, &str, &str); 7] = [
     ("CONFIG_PREEMPT_VOLUNTARY", "y", "n"),
 ];
 
-struct Db {
-    dir: tempfile::TempDir,
-    path: PathBuf,
-}
+/// A temporary database whose kbench runs see only the variables that steer the
+/// kernel config a test gives them.
+struct Db(TempDb);
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+impl std::ops::Deref for Db {
+    type Target = TempDb;
+
+    fn deref(&self) -> &TempDb {
+        &self.0
+    }
 }
 
 impl Db {
     fn new() -> Db {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("runs.db");
-        Db { dir, path }
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, bytes).unwrap();
-        path
+        Db(TempDb::new())
     }
 
     /// kbench with this database and the environment variables given (the others
     /// that steer it removed).
     fn kbench(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kbench"));
-        cmd.args(args)
-            .env("KBENCH_DB", &self.path)
-            .env_remove("KBENCH_KERNEL_CONFIG")
+        let mut cmd = self.command(args);
+        cmd.env_remove("KBENCH_KERNEL_CONFIG")
             .env_remove("KBENCH_SYSROOT");
         for (name, value) in env {
             cmd.env(name, value);
@@ -84,14 +78,7 @@ impl Db {
     }
 
     fn ok(&self, args: &[&str], env: &[(&str, &Path)]) -> String {
-        let out = self.kbench(args, env);
-        assert!(
-            out.status.success(),
-            "kbench {args:?} failed: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        text(&out.stdout)
+        stdout_ok(self.kbench(args, env), args)
     }
 
     /// One exec session of `true` under `label`, its kernel config from `env`.
@@ -105,14 +92,6 @@ impl Db {
     fn compare_json(&self, base: &str, new: &str) -> serde_json::Value {
         let out = self.ok(&["compare", base, new, "--format", "json"], &[]);
         serde_json::from_str(&out).expect("JSON")
-    }
-
-    fn sqlite(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(&self.path).unwrap()
-    }
-
-    fn count(&self, sql: &str) -> i64 {
-        self.sqlite().query_row(sql, [], |r| r.get(0)).unwrap()
     }
 }
 
@@ -247,7 +226,7 @@ fn the_config_comes_from_the_sysroot_boot_or_proc_and_one_kernel_gives_none() {
     db.file("proc-machine/proc/sys/kernel/osrelease", b"6.1.0-58\n");
     db.file("proc-machine/proc/config.gz", &gzip(NEW_CONFIG));
     db.file("proc-machine/boot/config-6.1.0-58", b"CONFIG_OTHER=y\n");
-    let root = |name: &str| db.dir.path().join(name);
+    let root = |name: &str| db.dir().join(name);
     let (boot_root, proc_root) = (root("boot-machine"), root("proc-machine"));
     db.exec_session("base", &[("KBENCH_SYSROOT", &boot_root)]);
     db.exec_session("new", &[("KBENCH_SYSROOT", &proc_root)]);
@@ -297,7 +276,7 @@ fn a_run_keeps_the_running_kernels_config() {
 fn a_kernel_config_variable_naming_no_config_starts_nothing() {
     let db = Db::new();
     let not_config = db.file("notes.txt", b"hello\n");
-    let missing = db.dir.path().join("missing.config");
+    let missing = db.dir().join("missing.config");
     for file in [&not_config, &missing] {
         let out = db.kbench(
             &["exec", "--label", "x", "--runs", "1", "--", "true"],
@@ -320,21 +299,14 @@ fn a_kernel_config_variable_naming_no_config_starts_nothing() {
 /// there a missing kernel fails the test.
 fn debian_kernels() -> Option<(PathBuf, PathBuf)> {
     let set = std::env::var_os("KBENCH_KERNEL_CACHE").filter(|v| !v.is_empty());
-    let dir = set.clone().map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kbench/kernels")
-    });
-    let debs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    let find = |prefix: &str| {
-        debs.iter()
-            .find(|p| {
-                let name = p.file_name().unwrap_or_default().to_string_lossy();
-                name.starts_with(prefix) && name.ends_with(".deb")
-            })
-            .cloned()
-    };
-    match (find("linux-image-6.1.0-"), find("linux-image-6.12.")) {
+    let dir = set
+        .clone()
+        .map(PathBuf::from)
+        .unwrap_or_else(home_kernel_cache);
+    match (
+        cached_file(&dir, "linux-image-6.1.0-", ".deb"),
+        cached_file(&dir, "linux-image-6.12.", ".deb"),
+    ) {
         (Some(a), Some(b)) => Some((a, b)),
         _ if set.is_some() => panic!(
             "$KBENCH_KERNEL_CACHE is {} but holds no 6.1 and 6.12 linux-image .deb",
