@@ -1,7 +1,7 @@
 //! `kbench bench` end to end: real processes, real syscalls, and parity with the real
 //! `/usr/bin/perf` (Debian's perf 6.1) where it is installed.
 mod common;
-use common::{bench_record, kbench, kbench_bin, kbench_command, text};
+use common::{bench_record, kbench, kbench_bin, kbench_command, one_line_error, text};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -390,10 +390,8 @@ fn cpus_given_twice_is_refused_before_anything_runs() {
     ];
     for args in cases {
         let out = kbench(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(out.stdout.is_empty(), "{args:?} ran: {}", text(&out.stdout));
-        let stderr = text(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains("--cpus given more than once"), "{stderr}");
     }
     let missing = kbench(&["bench", "sched", "pipe", "-l", "100", "--cpus"]);

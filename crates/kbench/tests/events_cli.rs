@@ -2,7 +2,7 @@
 //! the system calls per operation by construction, and the perf_event_open counters
 //! of `--counters`, checked against the kernel's own accounts (rusage, perf stat).
 mod common;
-use common::{bench_json, kbench, kbench_bin, text, TempDb};
+use common::{bench_json, kbench, kbench_bin, one_line_error, text, TempDb};
 use kbench_record::{CounterOutcome, PerfCounter, RunRecord};
 use std::process::Command;
 
@@ -260,9 +260,7 @@ fn counters_for_a_workload_without_them_are_one_line_and_exit_2() {
         &["bench", "ipi", "--iterations", "10", "--counters"],
     ] {
         let out = kbench(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = text(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(
             stderr.contains("has no perf_event_open counters"),
             "{stderr}"

@@ -8,7 +8,7 @@ mod common;
 #[path = "../../kbench-store/tests/pg/mod.rs"]
 mod pg;
 
-use common::{kbench, text};
+use common::{kbench, one_line_error, text};
 use kbench_console::{Emitter, Kind, READY_LINE};
 use regex::Regex;
 use serde_json::{json, Value};
@@ -558,9 +558,7 @@ fn bad_options_are_one_line_and_exit_2() {
     for args in cases.iter().chain([&no_dtb_b]) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = kbench(&args);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        one_line_error(&out, 2, &args);
         assert!(out.stdout.is_empty(), "{args:?}: no job on stdout");
     }
 }

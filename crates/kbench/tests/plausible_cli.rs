@@ -2,7 +2,7 @@
 //! set exactly (a real export of real runs, its values rewritten, imported again), and
 //! the command on real runs as they come.
 mod common;
-use common::{kbench_on, ok_on};
+use common::{kbench_on, ok_on, one_line_error};
 
 /// The export of `label` with every measured pipe run's usecs/op set to
 /// `usecs[i % len]` and its context switches per op to `csw`.
@@ -129,8 +129,6 @@ fn bad_savings_are_one_line_and_exit_2() {
         &["compare", "a", "b", "--saving", "csw=4", "--format", "json"],
     ] {
         let out = kbench_on(&db, args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        one_line_error(&out, 2, args);
     }
 }

@@ -1,7 +1,7 @@
 //! The main job end to end on a temporary database: run, list, show, compare,
 //! export, import, ab and exec, with real workloads and real SQLite.
 mod common;
-use common::{kbench_bin, kbench_command, text, TempDb};
+use common::{kbench_bin, kbench_command, one_line_error, text, TempDb};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -420,9 +420,7 @@ fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
         &["run", "--label", "x", "--cpus", "99-100", "pipe"],
     ] {
         let out = db.kbench(args);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(!stderr.contains("panicked"));
     }
 }

@@ -3,7 +3,8 @@
 //! the results read back from the serial console and stored, boots as the units.
 mod common;
 use common::{
-    cached_file, existing_file_from_env, kbench_command, kernel_cache, runs, skip_or_fail,
+    cached_file, existing_file_from_env, kbench_command, kernel_cache, one_line_error, runs,
+    skip_or_fail,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -654,9 +655,7 @@ fn the_suite_is_checked_before_anything_boots() {
         vec!["--runs", "0"],
     ] {
         let out = dry_run(&x86, &x86, &bad);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{bad:?}: {stderr}");
+        one_line_error(&out, 2, &bad);
         assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
     }
 }
