@@ -1,18 +1,12 @@
 //! `kbench bench` end to end: real processes, real syscalls, and parity with the real
 //! `/usr/bin/perf` (Debian's perf 6.1) where it is installed.
 mod common;
-use common::{bench_record, kbench, kbench_bin, kbench_command, one_line_error, text};
+use common::{
+    bench_record, kbench, kbench_bin, kbench_command, one_line_error, perf_present, text,
+};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn perf_present() -> bool {
-    let present = Path::new("/usr/bin/perf").exists();
-    if !present {
-        eprintln!("SKIP: /usr/bin/perf is not installed (scripts/test.sh installs linux-perf)");
-    }
-    present
-}
 
 fn perf(args: &[&str]) -> Output {
     Command::new("/usr/bin/perf")

@@ -67,7 +67,7 @@ impl Db {
 
     /// kbench with this database and the environment variables given (the others
     /// that steer it removed).
-    fn kbench(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    fn kbench_env(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
         let mut cmd = self.command(args);
         cmd.env_remove("KBENCH_KERNEL_CONFIG")
             .env_remove("KBENCH_SYSROOT");
@@ -77,20 +77,20 @@ impl Db {
         cmd.output().expect("run kbench")
     }
 
-    fn ok(&self, args: &[&str], env: &[(&str, &Path)]) -> String {
-        stdout_ok(self.kbench(args, env), args)
+    fn ok_env(&self, args: &[&str], env: &[(&str, &Path)]) -> String {
+        stdout_ok(self.kbench_env(args, env), args)
     }
 
     /// One exec session of `true` under `label`, its kernel config from `env`.
     fn exec_session(&self, label: &str, env: &[(&str, &Path)]) {
-        self.ok(
+        self.ok_env(
             &["exec", "--label", label, "--runs", "2", "--", "true"],
             env,
         );
     }
 
     fn compare_json(&self, base: &str, new: &str) -> serde_json::Value {
-        let out = self.ok(&["compare", base, new, "--format", "json"], &[]);
+        let out = self.ok_env(&["compare", base, new, "--format", "json"], &[]);
         serde_json::from_str(&out).expect("JSON")
     }
 }
@@ -131,7 +131,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
     // A gzip file, as /proc/config.gz is, reads as well.
     let new = db.file("new.config.gz", &gzip(NEW_CONFIG));
     for (label, config) in [("base", &base), ("new", &new)] {
-        db.ok(
+        db.ok_env(
             &[
                 "run",
                 "--label",
@@ -168,7 +168,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
         (&6.into(), &6.into())
     );
 
-    let compact = unwrapped(&db.ok(&["compare", "base", "new"], &[]));
+    let compact = unwrapped(&db.ok_env(&["compare", "base", "new"], &[]));
     assert!(
         compact.contains(
             "kernel config: 7 options differ (CONFIG_EXT4_FS y -> m, CONFIG_HZ 250 -> 1000, \
@@ -176,7 +176,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
         ),
         "{compact}"
     );
-    let full = db.ok(&["compare", "base", "new", "--full"], &[]);
+    let full = db.ok_env(&["compare", "base", "new", "--full"], &[]);
     let section = full
         .split("Kernel config:\n")
         .nth(1)
@@ -193,7 +193,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
             "{option}: {section}"
         );
     }
-    let markdown = db.ok(&["compare", "base", "new", "--format", "markdown"], &[]);
+    let markdown = db.ok_env(&["compare", "base", "new", "--format", "markdown"], &[]);
     assert!(
         markdown.contains("kernel config: 7 options differ"),
         "{markdown}"
@@ -201,9 +201,9 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
 
     // Exported and imported under other labels, the sessions keep their configs.
     for (label, copy) in [("base", "base-copy"), ("new", "new-copy")] {
-        let export = db.ok(&["export", label, "--format", "json"], &[]);
+        let export = db.ok_env(&["export", label, "--format", "json"], &[]);
         let file = db.file(&format!("{label}.json"), export.as_bytes());
-        db.ok(&["import", file.to_str().unwrap(), "--label", copy], &[]);
+        db.ok_env(&["import", file.to_str().unwrap(), "--label", copy], &[]);
     }
     assert_eq!(db.count("SELECT count(*) FROM kernel_configs"), 2);
     let copied = db.compare_json("base-copy", "new-copy");
@@ -244,7 +244,7 @@ fn the_config_comes_from_the_sysroot_boot_or_proc_and_one_kernel_gives_none() {
         report["config_differences"]["sides"],
         serde_json::json!(["new"])
     );
-    let compact = unwrapped(&db.ok(&["compare", "base", "bare"], &[]));
+    let compact = unwrapped(&db.ok_env(&["compare", "base", "bare"], &[]));
     assert!(
         compact.contains("kernel config: not compared, unknown for bare"),
         "{compact}"
@@ -278,7 +278,7 @@ fn a_kernel_config_variable_naming_no_config_starts_nothing() {
     let not_config = db.file("notes.txt", b"hello\n");
     let missing = db.dir().join("missing.config");
     for file in [&not_config, &missing] {
-        let out = db.kbench(
+        let out = db.kbench_env(
             &["exec", "--label", "x", "--runs", "1", "--", "true"],
             &[("KBENCH_KERNEL_CONFIG", file)],
         );
@@ -373,7 +373,7 @@ fn the_two_debian_cloud_kernels_configs_differ_in_hundreds_of_options() {
     assert!(listed.len() > 100, "{}", listed.len());
     // The compilers differ, so does what they are named.
     assert!(listed.contains("CONFIG_CC_VERSION_TEXT"), "{listed:?}");
-    let compact = unwrapped(&db.ok(&["compare", "v6.1", "v6.12"], &[]));
+    let compact = unwrapped(&db.ok_env(&["compare", "v6.1", "v6.12"], &[]));
     assert!(
         compact.contains(&format!("kernel config: {} options differ (", listed.len())),
         "{compact}"

@@ -1,7 +1,7 @@
 //! The main job end to end on a temporary database: run, list, show, compare,
 //! export, import, ab and exec, with real workloads and real SQLite.
 mod common;
-use common::{kbench_bin, kbench_command, one_line_error, text, TempDb};
+use common::{kbench_bin, kbench_command, one_line_error, perf_present, text, TempDb};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -300,14 +300,6 @@ fn exec_records_failures_and_never_averages_them_in() {
             .any(|l| l.contains("wall_sec") && l.trim_end().ends_with('s') && l.contains(" 1 ")),
         "{show}"
     );
-}
-
-fn perf_present() -> bool {
-    let present = Path::new("/usr/bin/perf").exists();
-    if !present {
-        eprintln!("SKIP: /usr/bin/perf is not installed");
-    }
-    present
 }
 
 fn capture(program: &str, args: &[&str]) -> String {

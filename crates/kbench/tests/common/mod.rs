@@ -185,6 +185,15 @@ pub fn count(db: &Path, sql: &str) -> i64 {
     sqlite(db).query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
+/// Whether Debian's perf is installed, saying SKIP when it is not.
+pub fn perf_present() -> bool {
+    let present = Path::new("/usr/bin/perf").exists();
+    if !present {
+        eprintln!("SKIP: /usr/bin/perf is not installed (scripts/test.sh installs linux-perf)");
+    }
+    present
+}
+
 /// A file of the import fixtures of kbench-store.
 pub fn import_fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
