@@ -6,7 +6,8 @@
 //! the virt machine named as emulated.
 mod common;
 use common::{
-    cached_file, existing_file_from_env, kbench_command, kernel_cache, runs, skip_or_fail,
+    assert_success, cached_file, existing_file_from_env, kbench_command, kernel_cache, runs,
+    skip_or_fail,
 };
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -210,11 +211,7 @@ fn the_cpu_class_follows_the_cpu_model_qemu_emulates() {
                 "1",
             ],
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &[]);
         let envs = environments(&db);
         assert_eq!(envs.len(), 2);
         for (label, env) in envs {

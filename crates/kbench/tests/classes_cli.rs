@@ -1,7 +1,7 @@
 //! Mixed CPU classes in a comparison: crafted runs of an RK3399 (2 x Cortex-A72 +
 //! 4 x Cortex-A53) stored in a real database through `kbench import`, then compared.
 mod common;
-use common::{kbench, kbench_on};
+use common::{assert_success, kbench, kbench_on};
 
 /// The environment snapshot kbench records, read from the RK3399 fixture tree.
 fn rk3399_snapshot() -> serde_json::Value {
@@ -71,18 +71,10 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
         let file = dir.path().join(format!("{label}.json"));
         std::fs::write(&file, export(label, boot, runs).to_string()).unwrap();
         let out = kbench_on(&db, &["import", file.to_str().unwrap(), "--label", label]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &[]);
     }
     let out = kbench_on(&db, &["compare", "base", "new", "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
     let pooled = rows
@@ -152,11 +144,7 @@ fn run_accepts_a_cpu_class() {
             "pipe:-l 200",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let out = kbench_on(
         &db,
         &[

@@ -1,7 +1,7 @@
 //! `kbench env` end to end on the fixture trees of kbench-sys.
 mod common;
 use assert_cmd::Command;
-use common::kbench_assert;
+use common::{json_ok, kbench_assert};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -24,12 +24,7 @@ fn env_json(name: &str) -> serde_json::Value {
         .arg(fixture(name))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_ok(&out, &[])
 }
 
 /// (name, cpulist) of each class in the JSON output.

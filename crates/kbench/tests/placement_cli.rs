@@ -1,7 +1,7 @@
 //! `--placement` of pipe and seccomp-notify end to end: real workers pinned by the
 //! real kernel, their CPUs seen by getcpu, the records stored and compared.
 mod common;
-use common::{bench_record, kbench, usable_cpus};
+use common::{assert_success, bench_record, kbench, usable_cpus};
 use serde_json::Value;
 
 fn task_cpus(rec: &Value) -> Vec<Vec<u64>> {
@@ -149,11 +149,7 @@ fn placements_are_stored_and_never_pooled_with_free_runs() {
             "--db",
             db,
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &[]);
     }
     let out = kbench(&["compare", "a", "b", "--db", db, "--format", "json"]);
     assert!(out.status.success());

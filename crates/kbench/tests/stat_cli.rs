@@ -1,7 +1,7 @@
 //! End-to-end tests of `kbench stat`.
 
 mod common;
-use common::kbench_assert;
+use common::{json_ok, kbench_assert};
 use predicates::prelude::*;
 use std::io::Write;
 use tempfile::NamedTempFile;
@@ -35,12 +35,7 @@ fn json_of(a: &NamedTempFile, b: &NamedTempFile, extra: &[&str]) -> serde_json::
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("valid JSON")
+    json_ok(&output, &[])
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! the results read back from the serial console and stored, boots as the units.
 mod common;
 use common::{
-    cached_file, existing_file_from_env, kbench_command, kernel_cache, one_line_error, runs,
-    skip_or_fail,
+    assert_success, cached_file, existing_file_from_env, kbench_command, kernel_cache,
+    one_line_error, runs, skip_or_fail,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -317,11 +317,7 @@ fn import_console_reads_the_same_boot(gzip: &[u8], dir: &Path, release: &str) {
             .unwrap()
     };
     let out = import("serial.log", &text, "board");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let lava: String = text
         .lines()
         .map(|l| {
@@ -332,11 +328,7 @@ fn import_console_reads_the_same_boot(gzip: &[u8], dir: &Path, release: &str) {
         })
         .collect();
     let out = import("job.yaml", &lava, "lava");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let first_record = text
         .lines()
         .position(|l| l.contains(" REC "))
@@ -595,11 +587,7 @@ fn arm64_kernels_get_the_virt_machine_and_ttyama0() {
     let x86 = image_file(dir.path(), "bzImage", 0x202, b"HdrS");
     let out = dry_run(&arm_a, &arm_b, &["--pin-vcpus", "0"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let commands: Vec<&str> = stdout.lines().collect();
     assert_eq!(commands.len(), 2, "{stdout}");
     for cmd in &commands {

@@ -53,11 +53,17 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Fails the test unless kbench `args` succeeded, showing what it printed.
+/// Fails the test unless kbench `args` (none: not said) succeeded, showing what it
+/// printed.
 pub fn assert_success(out: &Output, args: &[&str]) {
+    let args = if args.is_empty() {
+        String::new()
+    } else {
+        format!(" {args:?}")
+    };
     assert!(
         out.status.success(),
-        "kbench {args:?} failed: {}{}",
+        "kbench{args} failed: {}{}",
         text(&out.stdout),
         text(&out.stderr)
     );
@@ -85,13 +91,17 @@ pub fn json_on(db: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok_on(db, args)).expect("JSON output")
 }
 
+/// The JSON on the stdout of kbench `args`, which must have succeeded.
+pub fn json_ok<T: serde::de::DeserializeOwned>(out: &Output, args: &[&str]) -> T {
+    assert_success(out, args);
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
 /// The one record `kbench bench --json ARGS` prints, as `T`.
 pub fn bench_json<T: serde::de::DeserializeOwned>(args: &[&str]) -> T {
     let mut full = vec!["bench", "--json"];
     full.extend_from_slice(args);
-    let out = kbench(&full);
-    assert_success(&out, &full);
-    serde_json::from_slice(&out.stdout).expect("one JSON record")
+    json_ok(&kbench(&full), &full)
 }
 
 /// The one record `kbench bench --json ARGS` prints, as JSON.
