@@ -4,46 +4,28 @@
 //! What the guest reports is its own: the CPU class from the real MIDR of the `-cpu`
 //! given, IPIs per wake from arm64's /proc/interrupts rows, CPUs seen by getcpu, and
 //! the virt machine named as emulated.
+mod common;
+use common::{
+    assert_success, cached_file, existing_file_from_env, kbench_command, kernel_cache, runs,
+    skip_or_fail,
+};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The aarch64 kbench scripts/test.sh builds and exports.
 fn aarch64_kbench() -> Option<String> {
-    std::env::var("KBENCH_STATIC_BIN_AARCH64")
-        .ok()
-        .filter(|p| Path::new(p).exists())
+    existing_file_from_env("KBENCH_STATIC_BIN_AARCH64")
 }
 
 /// The cached arm64 kernels (scripts/fetch-kernels.sh arm64), or None with a SKIP line
 /// when this machine has not got them: scripts/test.sh makes sure CI has.
 fn arm64_kernels() -> Option<(PathBuf, PathBuf)> {
-    let cache = std::env::var_os("KBENCH_KERNEL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/kbench/kernels")
-        })
-        .join("arm64");
-    let debs: Vec<PathBuf> = std::fs::read_dir(&cache)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    let find = |prefix: &str| {
-        debs.iter()
-            .find(|p| {
-                let name = p.file_name().unwrap_or_default().to_string_lossy();
-                name.starts_with(prefix) && name.ends_with("_arm64.deb")
-            })
-            .cloned()
-    };
-    let qemu = Command::new("qemu-system-aarch64")
-        .arg("--version")
-        .output()
-        .is_ok();
+    let cache = kernel_cache().join("arm64");
     match (
         aarch64_kbench(),
-        find("linux-image-6.1.0-"),
-        find("linux-image-6.12."),
-        qemu,
+        cached_file(&cache, "linux-image-6.1.0-", "_arm64.deb"),
+        cached_file(&cache, "linux-image-6.12.", "_arm64.deb"),
+        runs("qemu-system-aarch64"),
     ) {
         (Some(_), Some(a), Some(b), true) => Some((a, b)),
         _ => {
@@ -57,7 +39,7 @@ fn arm64_kernels() -> Option<(PathBuf, PathBuf)> {
 }
 
 fn vm_ab(a: &Path, b: &Path, db: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
+    kbench_command()
         .args(["vm-ab", "--kernel-a"])
         .arg(a)
         .arg("--kernel-b")
@@ -229,11 +211,7 @@ fn the_cpu_class_follows_the_cpu_model_qemu_emulates() {
                 "1",
             ],
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &[]);
         let envs = environments(&db);
         assert_eq!(envs.len(), 2);
         for (label, env) in envs {
@@ -244,14 +222,4 @@ fn the_cpu_class_follows_the_cpu_model_qemu_emulates() {
             );
         }
     }
-}
-
-/// Skips a test whose machine lacks what it boots, unless scripts/test.sh (which
-/// provides it) asked for every boot test to run: there a skip is a failure.
-fn skip_or_fail(why: &str) {
-    assert!(
-        std::env::var_os("KBENCH_REQUIRE_BOOT_TESTS").is_none(),
-        "KBENCH_REQUIRE_BOOT_TESTS is set, but {why}"
-    );
-    eprintln!("SKIP: {why}");
 }

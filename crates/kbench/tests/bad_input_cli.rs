@@ -5,21 +5,11 @@
 //! machine lacks. None panics, changes the database it was given, or leaves a
 //! process behind.
 mod common;
-use common::processes_marked;
+use common::{import_fixture, kbench_bin, kbench_command, kbench_on, processes_marked, text};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-fn kbench_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kbench")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kbench-store/tests/fixtures/import")
-        .join(name)
-}
 
 /// The database a case is given as `$KBENCH_DB`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -510,7 +500,7 @@ fn write_files(dir: &Path, export_json: &str) {
         "truncated.json",
         &export_json.as_bytes()[..export_json.len() / 2],
     );
-    let perf = std::fs::read_to_string(fixture("perf_bench_pipe.txt")).unwrap();
+    let perf = std::fs::read_to_string(import_fixture("perf_bench_pipe.txt")).unwrap();
     let utf16: Vec<u8> = [0xff, 0xfe]
         .into_iter()
         .chain(perf.encode_utf16().flat_map(u16::to_le_bytes))
@@ -538,27 +528,23 @@ fn good_database(dir: &Path) -> (PathBuf, String) {
         ("perf_bench_pipe.txt", "demo"),
         ("perf_bench_simple.txt", "other"),
     ] {
-        let out = Command::new(kbench_bin())
-            .args(["import", fixture(file).to_str().unwrap(), "--label", label])
-            .env("KBENCH_DB", &db)
-            .output()
-            .unwrap();
+        let out = kbench_on(
+            &db,
+            &[
+                "import",
+                import_fixture(file).to_str().unwrap(),
+                "--label",
+                label,
+            ],
+        );
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
-    let export = Command::new(kbench_bin())
-        .args(["export", "demo"])
-        .env("KBENCH_DB", &db)
-        .output()
-        .unwrap();
+    let export = kbench_on(&db, &["export", "demo"]);
     // Everything in the main file, so that a copy of it alone is the whole database.
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;")
         .unwrap();
     (db, text(&export.stdout))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn set_mode(path: &Path, mode: u32) {
@@ -670,7 +656,7 @@ fn command_for(case: &Case, db: &Path, dir: &Path, mark: &str) -> Command {
         ]);
         cmd
     } else {
-        Command::new(kbench_bin())
+        kbench_command()
     };
     cmd.args(&args)
         .current_dir(dir)

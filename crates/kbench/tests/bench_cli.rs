@@ -1,27 +1,12 @@
 //! `kbench bench` end to end: real processes, real syscalls, and parity with the real
 //! `/usr/bin/perf` (Debian's perf 6.1) where it is installed.
+mod common;
+use common::{
+    bench_record, kbench, kbench_bin, kbench_command, one_line_error, perf_present, text,
+};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn kbench_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kbench")
-}
-
-fn kbench(args: &[&str]) -> Output {
-    Command::new(kbench_bin())
-        .args(args)
-        .output()
-        .expect("run kbench")
-}
-
-fn perf_present() -> bool {
-    let present = Path::new("/usr/bin/perf").exists();
-    if !present {
-        eprintln!("SKIP: /usr/bin/perf is not installed (scripts/test.sh installs linux-perf)");
-    }
-    present
-}
 
 fn perf(args: &[&str]) -> Output {
     Command::new("/usr/bin/perf")
@@ -29,10 +14,6 @@ fn perf(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run perf")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Lengths of the right-aligned per-op lines, whose width perf fixes at 14.
@@ -70,18 +51,6 @@ fn mask_numbers(s: &str) -> String {
         }
     }
     out
-}
-
-fn json_record(args: &[&str]) -> serde_json::Value {
-    let mut full = vec!["bench", "--json"];
-    full.extend_from_slice(args);
-    let out = kbench(&full);
-    assert!(
-        out.status.success(),
-        "kbench {full:?}: {}",
-        text(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON record")
 }
 
 #[test]
@@ -285,7 +254,7 @@ fn pingpong_does_the_same_context_switches_as_perf_and_symmetric_about_half() {
         "symmetric should switch less often"
     );
     // kbench's own record counts the same switches through getrusage.
-    let rec = json_record(&["sched", "pipe", "-l", loops, "--pingpong"]);
+    let rec = bench_record(&["sched", "pipe", "-l", loops, "--pingpong"]);
     assert_eq!(rec["variant"], "pingpong");
     let recorded = [
         "self_voluntary_csw",
@@ -310,7 +279,7 @@ fn messaging_moves_groups_x_20_x_20_x_loops_x_100_bytes() {
         let (g, l) = (groups.to_string(), loops.to_string());
         let mut args = vec!["sched", "messaging", "-g", &g, "-l", &l];
         args.extend_from_slice(extra);
-        let rec = json_record(&args);
+        let rec = bench_record(&args);
         assert_eq!(
             rec["bytes_transferred"].as_u64(),
             Some(groups * 20 * 20 * loops * 100),
@@ -323,7 +292,7 @@ fn messaging_moves_groups_x_20_x_20_x_loops_x_100_bytes() {
 
 #[test]
 fn json_record_carries_parameters_variant_rusage_cpus_and_timestamps() {
-    let rec = json_record(&["sched", "pipe", "-l", "3000", "-T"]);
+    let rec = bench_record(&["sched", "pipe", "-l", "3000", "-T"]);
     assert_eq!(rec["workload"], "sched/pipe");
     assert_eq!(rec["variant"], "symmetric");
     assert_eq!(rec["params"]["loop"], 3000);
@@ -415,10 +384,8 @@ fn cpus_given_twice_is_refused_before_anything_runs() {
     ];
     for args in cases {
         let out = kbench(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(out.stdout.is_empty(), "{args:?} ran: {}", text(&out.stdout));
-        let stderr = text(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains("--cpus given more than once"), "{stderr}");
     }
     let missing = kbench(&["bench", "sched", "pipe", "-l", "100", "--cpus"]);
@@ -432,7 +399,7 @@ fn seccomp_notify_runs_unprivileged_semantics_and_sync_mode() {
         &["sched", "seccomp-notify", "-l", "2000"][..],
         &["sched", "seccomp-notify", "-l", "2000", "-s"],
     ] {
-        let rec = json_record(args);
+        let rec = bench_record(args);
         assert_eq!(rec["ops"], 2000);
         assert_eq!(rec["params"]["sync-mode"], args.len() == 5);
         let tasks = rec["tasks"].as_array().unwrap();
@@ -458,7 +425,7 @@ fn seccomp_notify_runs_unprivileged_semantics_and_sync_mode() {
 
 #[test]
 fn nonblocking_pipe_runs_through_epoll() {
-    let rec = json_record(&["sched", "pipe", "-n", "-l", "2000"]);
+    let rec = bench_record(&["sched", "pipe", "-n", "-l", "2000"]);
     assert_eq!(rec["params"]["nonblocking"], true);
     assert_eq!(rec["ops"], 2000);
 }
@@ -597,7 +564,7 @@ fn wait_until(deadline: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 /// Starts a long 10-group messaging run and waits until all 400 workers exist.
 fn start_long_messaging() -> (std::process::Child, Vec<u32>) {
-    let child = Command::new(kbench_bin())
+    let child = kbench_command()
         .args(["bench", "sched", "messaging", "-g", "10", "-l", "1000000"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -650,7 +617,7 @@ fn sigkill_of_the_coordinator_leaves_no_worker() {
 
 #[test]
 fn task_name_is_perfs() {
-    let child = Command::new(kbench_bin())
+    let child = kbench_command()
         .args(["bench", "sched", "pipe", "-l", "100000000"])
         .stdout(Stdio::null())
         .spawn()
@@ -748,7 +715,7 @@ fn seccomp_notify_runs_without_root() {
 
 #[test]
 fn seccomp_supervisor_does_not_wait_forever_for_a_dead_target() {
-    let mut child = Command::new(kbench_bin())
+    let mut child = kbench_command()
         .args(["bench", "sched", "seccomp-notify", "-l", "100000000"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

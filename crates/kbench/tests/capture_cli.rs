@@ -1,13 +1,15 @@
 //! `kbench exec` reads what a command prints: a process the command leaves behind,
 //! still writing to the captured pipe, must not keep kbench waiting.
-use std::process::{Command, Stdio};
+mod common;
+use common::kbench_command;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[test]
 fn a_writer_left_behind_does_not_keep_exec_waiting() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kbench"))
+    let mut child = kbench_command()
         .args(["exec", "--label", "bg", "--runs", "1", "--db"])
         .arg(&db)
         .args(["--", "sh", "-c", "yes & sleep 0.2"])

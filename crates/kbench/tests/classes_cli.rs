@@ -1,23 +1,12 @@
 //! Mixed CPU classes in a comparison: crafted runs of an RK3399 (2 x Cortex-A72 +
 //! 4 x Cortex-A53) stored in a real database through `kbench import`, then compared.
-use std::path::Path;
-use std::process::Command;
-
-fn kbench(db: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .env("KBENCH_DB", db)
-        .output()
-        .expect("run kbench")
-}
+mod common;
+use common::{assert_success, kbench, kbench_on};
 
 /// The environment snapshot kbench records, read from the RK3399 fixture tree.
 fn rk3399_snapshot() -> serde_json::Value {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../kbench-sys/fixtures/rk3399");
-    let out = Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(["env", "--json", "--sysroot", fixture])
-        .output()
-        .unwrap();
+    let out = kbench(&["env", "--json", "--sysroot", fixture]);
     assert!(out.status.success());
     let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     env["snapshot"].clone()
@@ -81,19 +70,11 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
     for (label, boot, runs) in [("base", "boot-a", &base), ("new", "boot-b", &new)] {
         let file = dir.path().join(format!("{label}.json"));
         std::fs::write(&file, export(label, boot, runs).to_string()).unwrap();
-        let out = kbench(&db, &["import", file.to_str().unwrap(), "--label", label]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = kbench_on(&db, &["import", file.to_str().unwrap(), "--label", label]);
+        assert_success(&out, &[]);
     }
-    let out = kbench(&db, &["compare", "base", "new", "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = kbench_on(&db, &["compare", "base", "new", "--format", "json"]);
+    assert_success(&out, &[]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
     let pooled = rows
@@ -130,11 +111,11 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
     // The little-core runs exist on one side only: no row of their own.
     assert!(!rows.iter().any(|r| r["cpu_classes"] == "Cortex-A53"));
 
-    let full = kbench(&db, &["compare", "base", "new", "--full"]);
+    let full = kbench_on(&db, &["compare", "base", "new", "--full"]);
     let full = String::from_utf8_lossy(&full.stdout);
     assert!(full.contains("on Cortex-A72 only"), "{full}");
     assert!(full.lines().all(|l| l.chars().count() <= 80), "{full}");
-    let text = kbench(&db, &["compare", "base", "new"]);
+    let text = kbench_on(&db, &["compare", "base", "new"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("\n    on Cortex-A72 "), "{text}");
     assert!(text.contains("different CPU classes"), "{text}");
@@ -148,7 +129,7 @@ fn mixed_classes_split_the_rows_and_explain_the_runs() {
 fn run_accepts_a_cpu_class() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let out = kbench(
+    let out = kbench_on(
         &db,
         &[
             "run",
@@ -163,12 +144,8 @@ fn run_accepts_a_cpu_class() {
             "pipe:-l 200",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = kbench(
+    assert_success(&out, &[]);
+    let out = kbench_on(
         &db,
         &[
             "run",

@@ -1,18 +1,9 @@
 //! `kbench completions SHELL` and `kbench manpage`: the real shell and the real man
 //! (man-db, installed by scripts/test.sh) read what kbench prints.
+mod common;
+use common::{kbench, kbench_command, text};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-
-fn kbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .output()
-        .expect("run kbench")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// Runs `program args` with `input` on its standard input.
 fn fed(program: &str, args: &[&str], input: &[u8]) -> Output {
@@ -33,7 +24,7 @@ fn fed(program: &str, args: &[&str], input: &[u8]) -> Output {
 fn with_closed_stdout(args: &[&str]) -> Output {
     let (reader, writer) = rustix::pipe::pipe().expect("pipe");
     drop(reader);
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
+    kbench_command()
         .args(args)
         .stdout(Stdio::from(writer))
         .output()

@@ -1,5 +1,7 @@
 //! `kbench env` end to end on the fixture trees of kbench-sys.
+mod common;
 use assert_cmd::Command;
+use common::{json_ok, kbench_assert};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -9,24 +11,20 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn kbench() -> Command {
-    let mut cmd = Command::cargo_bin("kbench").unwrap();
+/// kbench that reads the machine a test names, not one `$KBENCH_SYSROOT` names.
+fn kbench_without_sysroot() -> Command {
+    let mut cmd = kbench_assert();
     cmd.env_remove("KBENCH_SYSROOT");
     cmd
 }
 
 fn env_json(name: &str) -> serde_json::Value {
-    let out = kbench()
+    let out = kbench_without_sysroot()
         .args(["env", "--json", "--sysroot"])
         .arg(fixture(name))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_ok(&out, &[])
 }
 
 /// (name, cpulist) of each class in the JSON output.
@@ -103,7 +101,7 @@ fn json_on_every_fixture() {
 
 #[test]
 fn text_shows_classes_and_the_checklist() {
-    kbench()
+    kbench_without_sysroot()
         .args(["env", "--sysroot"])
         .arg(fixture("vm2"))
         .assert()
@@ -121,7 +119,7 @@ fn text_shows_classes_and_the_checklist() {
 
 #[test]
 fn text_lines_fit_in_80_columns_except_fix_commands() {
-    let out = kbench()
+    let out = kbench_without_sysroot()
         .args(["env", "--sysroot"])
         .arg(fixture("i7-12700"))
         .output()
@@ -134,8 +132,7 @@ fn text_lines_fit_in_80_columns_except_fix_commands() {
 
 #[test]
 fn sysroot_from_the_environment() {
-    let out = Command::cargo_bin("kbench")
-        .unwrap()
+    let out = kbench_assert()
         .args(["env", "--json"])
         .env("KBENCH_SYSROOT", fixture("sd888"))
         .output()
@@ -146,7 +143,7 @@ fn sysroot_from_the_environment() {
 
 #[test]
 fn bad_sysroot_is_one_line_and_exit_2() {
-    let assert = kbench()
+    let assert = kbench_without_sysroot()
         .args(["env", "--sysroot", "/nonexistent/kbench-root"])
         .assert()
         .code(2)
@@ -159,7 +156,7 @@ fn bad_sysroot_is_one_line_and_exit_2() {
     );
 
     let empty = tempfile::tempdir().unwrap();
-    kbench()
+    kbench_without_sysroot()
         .args(["env", "--sysroot"])
         .arg(empty.path())
         .assert()
@@ -206,7 +203,7 @@ fn tune_and_reset_round_trip_byte_for_byte() {
     copy_tree(&fixture("i7-12700"), &root);
     let before = tree_bytes(&root);
 
-    kbench()
+    kbench_without_sysroot()
         .args(["env", "--tune", "--sysroot"])
         .arg(&root)
         .arg("--state")
@@ -223,7 +220,7 @@ fn tune_and_reset_round_trip_byte_for_byte() {
     let json = env_json_at(&root);
     assert_eq!(json["snapshot"]["boost_enabled"], false);
 
-    kbench()
+    kbench_without_sysroot()
         .args(["env", "--reset", "--sysroot"])
         .arg(&root)
         .arg("--state")
@@ -234,7 +231,7 @@ fn tune_and_reset_round_trip_byte_for_byte() {
     assert!(!state.exists());
     assert_eq!(tree_bytes(&root), before);
 
-    kbench()
+    kbench_without_sysroot()
         .args(["env", "--reset", "--sysroot"])
         .arg(&root)
         .arg("--state")
@@ -245,7 +242,7 @@ fn tune_and_reset_round_trip_byte_for_byte() {
 }
 
 fn env_json_at(root: &Path) -> serde_json::Value {
-    let out = kbench()
+    let out = kbench_without_sysroot()
         .args(["env", "--json", "--sysroot"])
         .arg(root)
         .output()
@@ -255,12 +252,15 @@ fn env_json_at(root: &Path) -> serde_json::Value {
 
 #[test]
 fn real_machine_text_and_json() {
-    kbench()
+    kbench_without_sysroot()
         .arg("env")
         .assert()
         .success()
         .stdout(predicate::str::contains("Noise checklist"));
-    let out = kbench().args(["env", "--json"]).output().unwrap();
+    let out = kbench_without_sysroot()
+        .args(["env", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!json["cpus"].as_array().unwrap().is_empty());
@@ -269,5 +269,8 @@ fn real_machine_text_and_json() {
 
 #[test]
 fn tune_and_reset_conflict() {
-    kbench().args(["env", "--tune", "--reset"]).assert().code(2);
+    kbench_without_sysroot()
+        .args(["env", "--tune", "--reset"])
+        .assert()
+        .code(2);
 }

@@ -1,32 +1,10 @@
 //! Events per operation on real runs: the interrupts of the CPUs a run's tasks used,
 //! the system calls per operation by construction, and the perf_event_open counters
 //! of `--counters`, checked against the kernel's own accounts (rusage, perf stat).
+mod common;
+use common::{bench_json, kbench, kbench_bin, one_line_error, text, TempDb};
 use kbench_record::{CounterOutcome, PerfCounter, RunRecord};
-use std::process::{Command, Output};
-
-fn kbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .output()
-        .expect("run kbench")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// One `kbench bench --json` run's record.
-fn record(args: &[&str]) -> RunRecord {
-    let mut all = vec!["bench", "--json"];
-    all.extend_from_slice(args);
-    let out = kbench(&all);
-    assert!(
-        out.status.success(),
-        "kbench {all:?}: {}",
-        text(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a run record")
-}
+use std::process::Command;
 
 fn outcome(rec: &RunRecord, counter: PerfCounter) -> &CounterOutcome {
     &rec.events
@@ -58,7 +36,7 @@ fn metric(rec: &RunRecord, name: &str) -> Option<f64> {
 fn a_pipe_run_with_counters_counts_what_rusage_and_the_clock_say() {
     // On one CPU every token the reader waits for is a context switch, and the two
     // workers together cannot use more CPU time than the wall time.
-    let rec = record(&[
+    let rec = bench_json::<RunRecord>(&[
         "sched",
         "pipe",
         "-l",
@@ -117,7 +95,7 @@ fn perf_counts(event: &str) -> Option<bool> {
 #[test]
 fn hardware_counters_are_counted_exactly_where_perf_counts_them() {
     // Not "this VM has no PMU": whatever perf stat finds here, kbench must agree.
-    let rec = record(&["sched", "pipe", "-l", "2000", "--counters"]);
+    let rec = bench_json::<RunRecord>(&["sched", "pipe", "-l", "2000", "--counters"]);
     for (counter, event) in [
         (PerfCounter::InstructionsUser, "instructions:u"),
         (PerfCounter::InstructionsKernel, "instructions:k"),
@@ -155,7 +133,7 @@ fn unprivileged_software_counters_follow_perf_event_paranoid() {
         .unwrap();
     let out = Command::new(setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_kbench"))
+        .arg(kbench_bin())
         .args([
             "bench",
             "--json",
@@ -218,7 +196,7 @@ fn pipe_seccomp_notify_and_messaging_account_their_interrupts_and_syscalls() {
         ),
     ];
     for (args, per, ops, syscalls) in cases {
-        let rec = record(args);
+        let rec = bench_json::<RunRecord>(args);
         let events = rec.events.as_ref().expect("events");
         assert_eq!((events.per.as_str(), events.ops), (per, ops), "{args:?}");
         assert_eq!(events.syscalls_per_op, syscalls, "{args:?}");
@@ -282,9 +260,7 @@ fn counters_for_a_workload_without_them_are_one_line_and_exit_2() {
         &["bench", "ipi", "--iterations", "10", "--counters"],
     ] {
         let out = kbench(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = text(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(
             stderr.contains("has no perf_event_open counters"),
             "{stderr}"
@@ -293,42 +269,20 @@ fn counters_for_a_workload_without_them_are_one_line_and_exit_2() {
     }
 }
 
-struct Db {
-    _dir: tempfile::TempDir,
-    path: std::path::PathBuf,
-}
-
-impl Db {
-    fn new() -> Db {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("runs.db");
-        Db { _dir: dir, path }
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_kbench"))
-            .args(args)
-            .env("KBENCH_DB", &self.path)
-            .output()
-            .expect("run kbench");
-        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-        text(&out.stdout)
-    }
-
-    fn run(&self, label: &str, extra: &[&str]) {
-        let mut args = vec!["run", "--label", label, "--runs", "3", "--warmup", "0"];
-        args.extend_from_slice(extra);
-        args.push("pipe:-l 2000 --placement same-cpu");
-        self.ok(&args);
-    }
+/// Three runs of pipe on one CPU under `label`, with the options `extra`.
+fn run(db: &TempDb, label: &str, extra: &[&str]) {
+    let mut args = vec!["run", "--label", label, "--runs", "3", "--warmup", "0"];
+    args.extend_from_slice(extra);
+    args.push("pipe:-l 2000 --placement same-cpu");
+    db.ok(&args);
 }
 
 #[test]
 fn counted_runs_are_stored_compared_among_themselves_and_never_with_uncounted_ones() {
-    let db = Db::new();
-    db.run("a", &["--counters"]);
-    db.run("b", &["--counters"]);
-    db.run("plain", &[]);
+    let db = TempDb::new();
+    run(&db, "a", &["--counters"]);
+    run(&db, "b", &["--counters"]);
+    run(&db, "plain", &[]);
     let full: serde_json::Value =
         serde_json::from_str(&db.ok(&["compare", "a", "b", "--full", "--format", "json"])).unwrap();
     let metrics: Vec<&str> = full["rows"]

@@ -3,30 +3,16 @@
 //! time, a command that hangs, and standard streams closed or broken. Nothing a
 //! committed transaction wrote may be lost, and nothing may be left running.
 mod common;
-use common::processes_marked;
-use std::path::{Path, PathBuf};
+use common::{count, import_fixture, kbench_bin, kbench_command, processes_marked, sqlite, text};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn kbench_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kbench")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kbench-store/tests/fixtures/import")
-        .join(name)
-}
-
 /// A kbench command on `db`, marked so that its processes can be found afterwards.
-fn kbench(db: &Path, mark: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(kbench_bin());
+fn marked_kbench(db: &Path, mark: &str, args: &[&str]) -> Command {
+    let mut cmd = kbench_command();
     cmd.args(args)
         .env("KBENCH_DB", db)
         .env("KBENCH_TEST_MARK", mark)
@@ -36,7 +22,7 @@ fn kbench(db: &Path, mark: &str, args: &[&str]) -> Command {
 }
 
 fn output(db: &Path, args: &[&str]) -> Output {
-    kbench(db, "none", args).output().unwrap()
+    marked_kbench(db, "none", args).output().unwrap()
 }
 
 /// Waits a little for the processes of `mark` to go (the kernel delivers a parent's
@@ -50,14 +36,6 @@ fn left_behind(mark: &str) -> Vec<String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn sqlite(db: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open(db).unwrap()
-}
-
-fn count(db: &Path, sql: &str) -> i64 {
-    sqlite(db).query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 /// Runs committed so far, as a reader sees them; 0 before the schema exists.
@@ -121,7 +99,7 @@ fn sigkill_at_twenty_seeded_moments_loses_no_committed_run() {
             "1",
             "pipe:-l 2000",
         ];
-        let mut child = kbench(&db, &mark, &args)
+        let mut child = marked_kbench(&db, &mark, &args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -364,7 +342,7 @@ fn a_workload_process_killed_mid_run_is_a_failed_run_and_the_session_goes_on() {
         "0",
         "pipe:-l 200000",
     ];
-    let child = kbench(&db, &mark, &args)
+    let child = marked_kbench(&db, &mark, &args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -437,7 +415,7 @@ fn a_second_writer_all_along_loses_nothing_on_either_side() {
         "pipe:-l 500",
         "messaging:-g 1 -l 2",
     ];
-    let mut main = kbench(&db, &mark, &args)
+    let mut main = marked_kbench(&db, &mark, &args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -488,7 +466,7 @@ fn a_command_that_hangs_is_killed_at_run_timeout_with_what_it_started() {
     let mark = format!("{}-hang", std::process::id());
     // The shell waits on one sleep and leaves another in the background.
     let started = Instant::now();
-    let out = kbench(
+    let out = marked_kbench(
         &db,
         &mark,
         &[
@@ -524,7 +502,7 @@ fn a_command_that_hangs_is_killed_at_run_timeout_with_what_it_started() {
         "the sleeps were left running"
     );
 
-    let ab = kbench(
+    let ab = marked_kbench(
         &db,
         &mark,
         &[
@@ -583,7 +561,7 @@ fn run_with(streams: Streams, db: &Path, dir: &Path, args: &[String]) -> Output 
             cmd
         }
         _ => {
-            let mut cmd = Command::new(kbench_bin());
+            let mut cmd = kbench_command();
             cmd.args(args);
             cmd
         }
@@ -611,7 +589,12 @@ fn closed_or_broken_standard_streams_change_no_command_s_outcome() {
     ] {
         let out = output(
             &db,
-            &["import", fixture(file).to_str().unwrap(), "--label", label],
+            &[
+                "import",
+                import_fixture(file).to_str().unwrap(),
+                "--label",
+                label,
+            ],
         );
         assert!(out.status.success());
     }

@@ -1,8 +1,10 @@
 //! End-to-end tests of `kbench import-trace`: hand-written traces in both text formats
 //! give exact phase durations in the stored runs, incomplete wakes are counted, bad
 //! input is one line and exit 2, and `compare` says which phase moved.
+mod common;
+use common::{kbench_db_arg, series, utf8_stdout_ok};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -13,28 +15,18 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(FIXTURES).join(name)
 }
 
-fn kbench(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("run kbench")
-}
-
+/// The stdout of a kbench that must have succeeded, as UTF-8.
 fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    utf8_stdout_ok(output, &[])
 }
 
 /// The record of each run under `label`, from the JSON export.
 fn records(db: &Path, label: &str) -> Vec<serde_json::Value> {
-    let export: serde_json::Value =
-        serde_json::from_str(&ok(kbench(db, &["export", label, "--format", "json"]))).unwrap();
+    let export: serde_json::Value = serde_json::from_str(&ok(kbench_db_arg(
+        db,
+        &["export", label, "--format", "json"],
+    )))
+    .unwrap();
     export["sessions"]
         .as_array()
         .unwrap()
@@ -42,15 +34,6 @@ fn records(db: &Path, label: &str) -> Vec<serde_json::Value> {
         .flat_map(|s| s["runs"].as_array().unwrap().clone())
         .map(|run| run["record"].clone())
         .collect()
-}
-
-fn series<'a>(record: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    record["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no series {name} in {record}"))
 }
 
 /// min and max of a phase series: one wake each in the fixtures, so both are that
@@ -65,7 +48,7 @@ fn ftrace_file_phases_are_stored_exactly_with_the_incomplete_counted() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let file = fixture("ftrace-x86.trace");
-    let out = ok(kbench(
+    let out = ok(kbench_db_arg(
         &db,
         &["import-trace", file.to_str().unwrap(), "--label", "x86"],
     ));
@@ -105,7 +88,7 @@ fn trace_cmd_report_phases_are_stored_exactly_in_ns() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let file = fixture("trace-cmd-arm64.report");
-    let out = ok(kbench(
+    let out = ok(kbench_db_arg(
         &db,
         &[
             "import-trace",
@@ -157,7 +140,7 @@ fn bad_input_is_one_line_and_exit_2() {
         dir.path().join("missing"),
     ];
     for path in &cases {
-        let out = kbench(
+        let out = kbench_db_arg(
             &db,
             &["import-trace", path.to_str().unwrap(), "--label", "bad"],
         );
@@ -169,11 +152,11 @@ fn bad_input_is_one_line_and_exit_2() {
     // Nothing imported: bad input is refused before the database is even made.
     assert!(!db.exists(), "a refused import made {}", db.display());
     let file = fixture("ftrace-x86.trace");
-    ok(kbench(
+    ok(kbench_db_arg(
         &db,
         &["import-trace", file.to_str().unwrap(), "--label", "once"],
     ));
-    let again = kbench(
+    let again = kbench_db_arg(
         &db,
         &["import-trace", file.to_str().unwrap(), "--label", "once"],
     );
@@ -235,7 +218,7 @@ fn synthetic_trace(wakes: u64, handler_delay_ns: u64, seed: u64) -> String {
 
 /// Imports `path` under `label`, following the wakes of the task named `wakee`.
 fn import_wakee_trace(db: &Path, path: &Path, label: &str) {
-    ok(kbench(
+    ok(kbench_db_arg(
         db,
         &[
             "import-trace",
@@ -250,7 +233,7 @@ fn import_wakee_trace(db: &Path, path: &Path, label: &str) {
 
 /// `compare a b --full` as JSON, without this machine's calibration.
 fn compare_json(db: &Path, a: &str, b: &str) -> serde_json::Value {
-    let out = ok(kbench(
+    let out = ok(kbench_db_arg(
         db,
         &[
             "compare",

@@ -1,13 +1,10 @@
 //! End-to-end tests of `kbench initramfs`, the images read back by GNU cpio.
-use assert_cmd::Command;
+mod common;
+use common::{kbench_assert, kbench_bin};
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
-
-fn kbench() -> Command {
-    Command::cargo_bin("kbench").expect("kbench binary")
-}
 
 fn write_file(path: &Path, data: &[u8], mode: u32) {
     std::fs::write(path, data).unwrap();
@@ -60,7 +57,7 @@ fn inputs() -> tempfile::TempDir {
 }
 
 fn build(dir: &Path, output: &str, extra: &[&str]) -> Vec<u8> {
-    kbench()
+    kbench_assert()
         .current_dir(dir)
         .args(["initramfs", "-o", output, "--init", "init.sh"])
         .args(["--add", "tool:/usr/bin/tool", "--add", "notes:etc/notes"])
@@ -138,7 +135,7 @@ fn two_runs_write_identical_bytes() {
 #[test]
 fn the_default_init_is_this_kbench_and_a_dynamic_one_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
-    let output = kbench()
+    let output = kbench_assert()
         .current_dir(dir.path())
         .args(["initramfs", "-o", "initrd", "--compress", "none"])
         .output()
@@ -149,7 +146,7 @@ fn the_default_init_is_this_kbench_and_a_dynamic_one_is_warned_about() {
     assert!(stderr.contains("dynamically linked"), "{stderr}");
     let archive = std::fs::read(dir.path().join("initrd")).unwrap();
     cpio(dir.path(), &["-id", "--quiet", "init"], &archive);
-    let kbench_binary = assert_cmd::cargo::cargo_bin("kbench");
+    let kbench_binary = kbench_bin();
     assert!(
         std::fs::read(dir.path().join("init")).unwrap() == std::fs::read(kbench_binary).unwrap()
     );
@@ -159,7 +156,7 @@ fn the_default_init_is_this_kbench_and_a_dynamic_one_is_warned_about() {
 fn a_static_init_gets_no_warning() {
     // Debian's /sbin/ldconfig is a static executable.
     let dir = tempfile::tempdir().unwrap();
-    kbench()
+    kbench_assert()
         .current_dir(dir.path())
         .args(["initramfs", "-o", "initrd", "--init", "/sbin/ldconfig"])
         .assert()
@@ -170,7 +167,7 @@ fn a_static_init_gets_no_warning() {
 /// Exit 2 and exactly one line on stderr, containing `needle`.
 fn assert_usage_error(args: &[&str], needle: &str) {
     let dir = inputs();
-    let output = kbench()
+    let output = kbench_assert()
         .current_dir(dir.path())
         .args(["initramfs", "-o", "initrd", "--init", "init.sh"])
         .args(args)

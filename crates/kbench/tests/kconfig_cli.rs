@@ -4,10 +4,12 @@
 //! differently, in text and JSON; the configs survive export and import. The last
 //! test compares the configs of the two real Debian cloud kernels that
 //! scripts/fetch-kernels.sh caches.
+mod common;
+use common::{cached_file, home_kernel_cache, stdout_ok, text, TempDb};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const BASE_CONFIG: &str = "\
 #
@@ -46,36 +48,28 @@ const EXPECTED: [(&str, &str, &str); 7] = [
     ("CONFIG_PREEMPT_VOLUNTARY", "y", "n"),
 ];
 
-struct Db {
-    dir: tempfile::TempDir,
-    path: PathBuf,
-}
+/// A temporary database whose kbench runs see only the variables that steer the
+/// kernel config a test gives them.
+struct Db(TempDb);
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+impl std::ops::Deref for Db {
+    type Target = TempDb;
+
+    fn deref(&self) -> &TempDb {
+        &self.0
+    }
 }
 
 impl Db {
     fn new() -> Db {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("runs.db");
-        Db { dir, path }
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, bytes).unwrap();
-        path
+        Db(TempDb::new())
     }
 
     /// kbench with this database and the environment variables given (the others
     /// that steer it removed).
-    fn kbench(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kbench"));
-        cmd.args(args)
-            .env("KBENCH_DB", &self.path)
-            .env_remove("KBENCH_KERNEL_CONFIG")
+    fn kbench_env(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
+        let mut cmd = self.command(args);
+        cmd.env_remove("KBENCH_KERNEL_CONFIG")
             .env_remove("KBENCH_SYSROOT");
         for (name, value) in env {
             cmd.env(name, value);
@@ -83,36 +77,21 @@ impl Db {
         cmd.output().expect("run kbench")
     }
 
-    fn ok(&self, args: &[&str], env: &[(&str, &Path)]) -> String {
-        let out = self.kbench(args, env);
-        assert!(
-            out.status.success(),
-            "kbench {args:?} failed: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        text(&out.stdout)
+    fn ok_env(&self, args: &[&str], env: &[(&str, &Path)]) -> String {
+        stdout_ok(self.kbench_env(args, env), args)
     }
 
     /// One exec session of `true` under `label`, its kernel config from `env`.
     fn exec_session(&self, label: &str, env: &[(&str, &Path)]) {
-        self.ok(
+        self.ok_env(
             &["exec", "--label", label, "--runs", "2", "--", "true"],
             env,
         );
     }
 
     fn compare_json(&self, base: &str, new: &str) -> serde_json::Value {
-        let out = self.ok(&["compare", base, new, "--format", "json"], &[]);
+        let out = self.ok_env(&["compare", base, new, "--format", "json"], &[]);
         serde_json::from_str(&out).expect("JSON")
-    }
-
-    fn sqlite(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(&self.path).unwrap()
-    }
-
-    fn count(&self, sql: &str) -> i64 {
-        self.sqlite().query_row(sql, [], |r| r.get(0)).unwrap()
     }
 }
 
@@ -152,7 +131,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
     // A gzip file, as /proc/config.gz is, reads as well.
     let new = db.file("new.config.gz", &gzip(NEW_CONFIG));
     for (label, config) in [("base", &base), ("new", &new)] {
-        db.ok(
+        db.ok_env(
             &[
                 "run",
                 "--label",
@@ -189,7 +168,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
         (&6.into(), &6.into())
     );
 
-    let compact = unwrapped(&db.ok(&["compare", "base", "new"], &[]));
+    let compact = unwrapped(&db.ok_env(&["compare", "base", "new"], &[]));
     assert!(
         compact.contains(
             "kernel config: 7 options differ (CONFIG_EXT4_FS y -> m, CONFIG_HZ 250 -> 1000, \
@@ -197,7 +176,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
         ),
         "{compact}"
     );
-    let full = db.ok(&["compare", "base", "new", "--full"], &[]);
+    let full = db.ok_env(&["compare", "base", "new", "--full"], &[]);
     let section = full
         .split("Kernel config:\n")
         .nth(1)
@@ -214,7 +193,7 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
             "{option}: {section}"
         );
     }
-    let markdown = db.ok(&["compare", "base", "new", "--format", "markdown"], &[]);
+    let markdown = db.ok_env(&["compare", "base", "new", "--format", "markdown"], &[]);
     assert!(
         markdown.contains("kernel config: 7 options differ"),
         "{markdown}"
@@ -222,9 +201,9 @@ fn compare_lists_the_options_the_two_kernels_set_differently() {
 
     // Exported and imported under other labels, the sessions keep their configs.
     for (label, copy) in [("base", "base-copy"), ("new", "new-copy")] {
-        let export = db.ok(&["export", label, "--format", "json"], &[]);
+        let export = db.ok_env(&["export", label, "--format", "json"], &[]);
         let file = db.file(&format!("{label}.json"), export.as_bytes());
-        db.ok(&["import", file.to_str().unwrap(), "--label", copy], &[]);
+        db.ok_env(&["import", file.to_str().unwrap(), "--label", copy], &[]);
     }
     assert_eq!(db.count("SELECT count(*) FROM kernel_configs"), 2);
     let copied = db.compare_json("base-copy", "new-copy");
@@ -247,7 +226,7 @@ fn the_config_comes_from_the_sysroot_boot_or_proc_and_one_kernel_gives_none() {
     db.file("proc-machine/proc/sys/kernel/osrelease", b"6.1.0-58\n");
     db.file("proc-machine/proc/config.gz", &gzip(NEW_CONFIG));
     db.file("proc-machine/boot/config-6.1.0-58", b"CONFIG_OTHER=y\n");
-    let root = |name: &str| db.dir.path().join(name);
+    let root = |name: &str| db.dir().join(name);
     let (boot_root, proc_root) = (root("boot-machine"), root("proc-machine"));
     db.exec_session("base", &[("KBENCH_SYSROOT", &boot_root)]);
     db.exec_session("new", &[("KBENCH_SYSROOT", &proc_root)]);
@@ -265,7 +244,7 @@ fn the_config_comes_from_the_sysroot_boot_or_proc_and_one_kernel_gives_none() {
         report["config_differences"]["sides"],
         serde_json::json!(["new"])
     );
-    let compact = unwrapped(&db.ok(&["compare", "base", "bare"], &[]));
+    let compact = unwrapped(&db.ok_env(&["compare", "base", "bare"], &[]));
     assert!(
         compact.contains("kernel config: not compared, unknown for bare"),
         "{compact}"
@@ -297,9 +276,9 @@ fn a_run_keeps_the_running_kernels_config() {
 fn a_kernel_config_variable_naming_no_config_starts_nothing() {
     let db = Db::new();
     let not_config = db.file("notes.txt", b"hello\n");
-    let missing = db.dir.path().join("missing.config");
+    let missing = db.dir().join("missing.config");
     for file in [&not_config, &missing] {
-        let out = db.kbench(
+        let out = db.kbench_env(
             &["exec", "--label", "x", "--runs", "1", "--", "true"],
             &[("KBENCH_KERNEL_CONFIG", file)],
         );
@@ -320,21 +299,14 @@ fn a_kernel_config_variable_naming_no_config_starts_nothing() {
 /// there a missing kernel fails the test.
 fn debian_kernels() -> Option<(PathBuf, PathBuf)> {
     let set = std::env::var_os("KBENCH_KERNEL_CACHE").filter(|v| !v.is_empty());
-    let dir = set.clone().map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kbench/kernels")
-    });
-    let debs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    let find = |prefix: &str| {
-        debs.iter()
-            .find(|p| {
-                let name = p.file_name().unwrap_or_default().to_string_lossy();
-                name.starts_with(prefix) && name.ends_with(".deb")
-            })
-            .cloned()
-    };
-    match (find("linux-image-6.1.0-"), find("linux-image-6.12.")) {
+    let dir = set
+        .clone()
+        .map(PathBuf::from)
+        .unwrap_or_else(home_kernel_cache);
+    match (
+        cached_file(&dir, "linux-image-6.1.0-", ".deb"),
+        cached_file(&dir, "linux-image-6.12.", ".deb"),
+    ) {
         (Some(a), Some(b)) => Some((a, b)),
         _ if set.is_some() => panic!(
             "$KBENCH_KERNEL_CACHE is {} but holds no 6.1 and 6.12 linux-image .deb",
@@ -401,7 +373,7 @@ fn the_two_debian_cloud_kernels_configs_differ_in_hundreds_of_options() {
     assert!(listed.len() > 100, "{}", listed.len());
     // The compilers differ, so does what they are named.
     assert!(listed.contains("CONFIG_CC_VERSION_TEXT"), "{listed:?}");
-    let compact = unwrapped(&db.ok(&["compare", "v6.1", "v6.12"], &[]));
+    let compact = unwrapped(&db.ok_env(&["compare", "v6.1", "v6.12"], &[]));
     assert!(
         compact.contains(&format!("kernel config: {} options differ (", listed.len())),
         "{compact}"

@@ -4,25 +4,16 @@
 //! (yaml-rust2, and PyYAML, LAVA's own, when python3-yaml is installed), and its
 //! monitor regexes are run on the lines the real console emitter writes. The import is
 //! checked on a LAVA-format log of an A/B job whose boots carry real run records.
+mod common;
 #[path = "../../kbench-store/tests/pg/mod.rs"]
 mod pg;
 
+use common::{kbench, one_line_error, text};
 use kbench_console::{Emitter, Kind, READY_LINE};
 use regex::Regex;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn kbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .output()
-        .expect("run kbench")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use std::process::{Command, Stdio};
 
 const KERNEL_A: &str = "https://lab.example/kernels/a/Image";
 const KERNEL_B: &str = "https://lab.example/kernels/b/Image";
@@ -567,9 +558,7 @@ fn bad_options_are_one_line_and_exit_2() {
     for args in cases.iter().chain([&no_dtb_b]) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = kbench(&args);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        one_line_error(&out, 2, &args);
         assert!(out.stdout.is_empty(), "{args:?}: no job on stdout");
     }
 }

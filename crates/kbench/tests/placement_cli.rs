@@ -1,31 +1,8 @@
 //! `--placement` of pipe and seccomp-notify end to end: real workers pinned by the
 //! real kernel, their CPUs seen by getcpu, the records stored and compared.
+mod common;
+use common::{assert_success, bench_record, kbench, usable_cpus};
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn kbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .output()
-        .expect("run kbench")
-}
-
-fn usable_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// The JSON record of one `kbench bench --json` run.
-fn record(args: &[&str]) -> Value {
-    let mut all = vec!["bench", "--json"];
-    all.extend_from_slice(args);
-    let out = kbench(&all);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON record")
-}
 
 fn task_cpus(rec: &Value) -> Vec<Vec<u64>> {
     rec["tasks"]
@@ -65,7 +42,7 @@ fn same_cpu_runs_both_tasks_on_one_cpu() {
             "same-cpu",
         ],
     ] {
-        let rec = record(args);
+        let rec = bench_record(args);
         let cpus = task_cpus(&rec);
         assert_eq!(cpus.len(), 2, "{args:?}");
         assert!(
@@ -104,7 +81,7 @@ fn cross_cpu_runs_each_task_on_its_own_cpu() {
             "cross-cpu",
         ],
     ] {
-        let rec = record(args);
+        let rec = bench_record(args);
         let cpus = task_cpus(&rec);
         assert!(
             cpus.iter().all(|c| c.len() == 1) && cpus[0] != cpus[1],
@@ -117,7 +94,7 @@ fn cross_cpu_runs_each_task_on_its_own_cpu() {
 
 #[test]
 fn free_placement_keeps_perfs_parameters_and_still_records_where_it_ran() {
-    let rec = record(&["sched", "pipe", "-l", "5000"]);
+    let rec = bench_record(&["sched", "pipe", "-l", "5000"]);
     assert!(
         rec["params"].get("placement").is_none(),
         "{}",
@@ -172,11 +149,7 @@ fn placements_are_stored_and_never_pooled_with_free_runs() {
             "--db",
             db,
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &[]);
     }
     let out = kbench(&["compare", "a", "b", "--db", db, "--format", "json"]);
     assert!(out.status.success());

@@ -1,26 +1,8 @@
 //! `kbench plausible` and `compare --saving`: the arithmetic on runs whose values are
 //! set exactly (a real export of real runs, its values rewritten, imported again), and
 //! the command on real runs as they come.
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn kbench(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .env("KBENCH_DB", db)
-        .output()
-        .expect("run kbench")
-}
-
-fn ok(db: &Path, args: &[&str]) -> String {
-    let out = kbench(db, args);
-    assert!(
-        out.status.success(),
-        "kbench {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::{kbench_on, ok_on, one_line_error};
 
 /// The export of `label` with every measured pipe run's usecs/op set to
 /// `usecs[i % len]` and its context switches per op to `csw`.
@@ -49,7 +31,7 @@ fn with_values(export: &str, usecs: &[f64], csw: f64) -> String {
 fn a_saving_is_set_against_the_change_it_could_make() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
-    ok(
+    ok_on(
         &db,
         &[
             "run",
@@ -60,16 +42,16 @@ fn a_saving_is_set_against_the_change_it_could_make() {
             "real",
         ],
     );
-    let export = ok(&db, &["export", "real"]);
+    let export = ok_on(&db, &["export", "real"]);
     // Base: 2.000 us/op (±0.5%), new: 1.800 (-10%), 2 csw/op on both.
     let base = dir.path().join("base.json");
     let new = dir.path().join("new.json");
     std::fs::write(&base, with_values(&export, &[1.99, 2.0, 2.01], 2.0)).unwrap();
     std::fs::write(&new, with_values(&export, &[1.79, 1.8, 1.81], 2.0)).unwrap();
-    ok(&db, &["import", base.to_str().unwrap(), "--label", "base"]);
-    ok(&db, &["import", new.to_str().unwrap(), "--label", "new"]);
+    ok_on(&db, &["import", base.to_str().unwrap(), "--label", "base"]);
+    ok_on(&db, &["import", new.to_str().unwrap(), "--label", "new"]);
 
-    let json: serde_json::Value = serde_json::from_str(&ok(
+    let json: serde_json::Value = serde_json::from_str(&ok_on(
         &db,
         &[
             "plausible",
@@ -129,7 +111,7 @@ fn a_saving_is_set_against_the_change_it_could_make() {
     assert_eq!(cost["ns"].as_f64(), Some(1800.0 / 2.0), "{cost}");
     assert_eq!(cost["upper_bound"], true);
 
-    let text = ok(&db, &["compare", "base", "new", "--saving", "csw=50"]);
+    let text = ok_on(&db, &["compare", "base", "new", "--saving", "csw=50"]);
     assert!(text.contains("cannot explain it alone"), "{text}");
     assert!(text.contains("needs 90 ns saved per csw"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
@@ -146,9 +128,7 @@ fn bad_savings_are_one_line_and_exit_2() {
         &["plausible", "nolabel", "--saving", "csw=4"],
         &["compare", "a", "b", "--saving", "csw=4", "--format", "json"],
     ] {
-        let out = kbench(&db, args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        let out = kbench_on(&db, args);
+        one_line_error(&out, 2, args);
     }
 }

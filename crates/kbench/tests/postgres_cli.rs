@@ -1,45 +1,23 @@
 //! The shared store end to end: kbench run, list, compare, report and push against
 //! the test script's private PostgreSQL server (and servers of a test's own, stopped
 //! mid-push), with real workloads, real processes and real signals.
+mod common;
 #[path = "../../kbench-store/tests/pg/mod.rs"]
 mod pg;
 
+use common::{kbench_command, kbench_db_arg, one_line_error, stdout_ok, text};
 use kbench_store::{NewSession, SessionWithRuns, Store, StoredRun, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-fn kbench(db: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("run kbench")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn ok(db: &str, args: &[&str]) -> String {
-    let out = kbench(db, args);
-    assert!(
-        out.status.success(),
-        "kbench {args:?} --db {db} failed: {}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    stdout_ok(kbench_db_arg(db, args), args)
 }
 
 /// The one line a refused command says, with exit status 2.
 fn refused(db: &str, args: &[&str]) -> String {
-    let out = kbench(db, args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "kbench {args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    stderr
+    one_line_error(&kbench_db_arg(db, args), 2, args)
 }
 
 /// A short real workload: five runs of pipe, no warm-up.
@@ -111,7 +89,7 @@ fn run_list_show_compare_export_and_report_work_on_postgres() {
     // The same database through the server's socket directory.
     if let Some(socket) = std::env::var_os("KBENCH_TEST_PG_SOCKET") {
         let name = db.rsplit('/').next().unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_kbench"))
+        let out = kbench_command()
             .args(["list", "--db"])
             .arg(&socket)
             .env("PGUSER", "kbench")
@@ -131,7 +109,7 @@ fn four_writers_at_once_lose_nothing() {
     // A new database: the four race to make its schema, which is made once.
     let children: Vec<Child> = (0..4)
         .map(|w| {
-            Command::new(env!("CARGO_BIN_EXE_kbench"))
+            kbench_command()
                 .args([
                     "run",
                     "--label",
@@ -233,7 +211,7 @@ fn make_schema(db: &str) {
 }
 
 fn push_child(local: &Path, to: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
+    kbench_command()
         .args(["push", "--to", to, "--db"])
         .arg(local)
         .stdout(Stdio::piped())

@@ -9,32 +9,9 @@
 //! that many pairs fit in a minute or two.
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-
-fn kbench(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .env("KBENCH_DB", db)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run kbench")
-}
-
-fn ok(db: &Path, args: &[&str]) -> String {
-    let out = kbench(db, args);
-    assert!(
-        out.status.success(),
-        "kbench {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn json(db: &Path, args: &[&str]) -> serde_json::Value {
-    serde_json::from_str(&ok(db, args)).expect("JSON")
-}
+use common::{json_on, ok_on, TempDb};
+use std::path::Path;
+use std::process::{Child, Command};
 
 /// Runs per workload in each session.
 const RUNS: &str = "6";
@@ -78,7 +55,7 @@ impl Suite {
     fn session(&self, db: &Path, label: &str) {
         let mut args = vec!["run", "--runs", RUNS, "--label", label];
         args.extend(self.workloads.iter().map(String::as_str));
-        ok(db, &args);
+        ok_on(db, &args);
     }
 
     fn calibrate(&self, db: &Path, sessions: &str) {
@@ -92,7 +69,7 @@ impl Suite {
             "7",
         ];
         args.extend(self.workloads.iter().map(String::as_str));
-        ok(db, &args);
+        ok_on(db, &args);
     }
 }
 
@@ -171,20 +148,15 @@ impl Drop for Hog {
     }
 }
 
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("runs.db");
-    (dir, db)
-}
-
 #[test]
 fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
-    let (_dir, db) = temp_db();
+    let temp = TempDb::new();
+    let db = &temp.path;
     let suite = Suite::on_this_machine();
     // Without a calibration one session a side makes no claim, and says why.
-    suite.session(&db, "first");
-    suite.session(&db, "second");
-    let uncalibrated = json(&db, &["compare", "first", "second", "--format", "json"]);
+    suite.session(db, "first");
+    suite.session(db, "second");
+    let uncalibrated = json_on(db, &["compare", "first", "second", "--format", "json"]);
     assert!(
         claims(&uncalibrated, |_| true).is_empty(),
         "{:?}",
@@ -203,13 +175,13 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
             .contains("no_replication"),
         "{primary}"
     );
-    let text = ok(&db, &["compare", "first", "second"]);
+    let text = ok_on(db, &["compare", "first", "second"]);
     assert!(text.contains("kbench calibrate"), "{text}");
 
     // Ten sessions: this VM's IPI round trip moves by up to ±10% over minutes (24
     // sessions of it ranged 12.7-17.7 us), which five sessions can miss.
-    suite.calibrate(&db, "10");
-    let shown = ok(&db, &["calibrate", "--show"]);
+    suite.calibrate(db, "10");
+    let shown = ok_on(db, &["calibrate", "--show"]);
     assert!(
         shown.contains("sched/pipe") && shown.contains("usecs_per_op"),
         "{shown}"
@@ -220,9 +192,9 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
         (Vec::new(), Vec::new(), 0, 0);
     for pair in 1..=AA_PAIRS {
         let (a, b) = (format!("aa{pair}a"), format!("aa{pair}b"));
-        suite.session(&db, &a);
-        suite.session(&db, &b);
-        let report = json(&db, &["compare", &a, &b, "--format", "json"]);
+        suite.session(db, &a);
+        suite.session(db, &b);
+        let report = json_on(db, &["compare", &a, &b, "--format", "json"]);
         assert!(
             report["calibration"].is_object(),
             "calibration not used: {report}"
@@ -254,10 +226,10 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     // peer running to interrupt. Measured here: wake p50 -60%, IPI round trip -99%.
     {
         let _hog = Hog::on_cpu(suite.quiet);
-        suite.session(&db, "hogged");
+        suite.session(db, "hogged");
     }
     let last = format!("aa{AA_PAIRS}b");
-    let report = json(&db, &["compare", &last, "hogged", "--format", "json"]);
+    let report = json_on(db, &["compare", &last, "hogged", "--format", "json"]);
     let primary = |workload: &str| -> serde_json::Value {
         report["rows"]
             .as_array()
@@ -288,8 +260,8 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
         "{ipi}"
     );
     // Without the calibration the same data makes no claim.
-    let bare = json(
-        &db,
+    let bare = json_on(
+        db,
         &[
             "compare",
             &last,

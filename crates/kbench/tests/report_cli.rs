@@ -1,25 +1,14 @@
 //! `kbench report` on real runs: the page `compare --format html` prints too, with a
 //! plot per primary metric and latency curves from the stored histograms, rendered by
 //! Debian's headless Chromium to a PNG that is not blank, with no console message.
+mod common;
+use common::{kbench_on, utf8_stdout_ok};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn kbench(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .env("KBENCH_DB", db)
-        .output()
-        .unwrap()
-}
-
+/// What kbench `args` on `db` prints, which must be UTF-8: the page is compared as text.
 fn ok(db: &Path, args: &[&str]) -> String {
-    let out = kbench(db, args);
-    assert!(
-        out.status.success(),
-        "kbench {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    utf8_stdout_ok(kbench_on(db, args), args)
 }
 
 /// Two short sessions with a latency workload, and their report.

@@ -1,6 +1,7 @@
 //! End-to-end tests of `kbench stat`.
 
-use assert_cmd::Command;
+mod common;
+use common::{json_ok, kbench_assert};
 use predicates::prelude::*;
 use std::io::Write;
 use tempfile::NamedTempFile;
@@ -25,12 +26,8 @@ fn values(n: usize, centre: f64) -> Vec<String> {
         .collect()
 }
 
-fn kbench() -> Command {
-    Command::cargo_bin("kbench").expect("kbench binary")
-}
-
 fn json_of(a: &NamedTempFile, b: &NamedTempFile, extra: &[&str]) -> serde_json::Value {
-    let output = kbench()
+    let output = kbench_assert()
         .arg("stat")
         .arg(a.path())
         .arg(b.path())
@@ -38,12 +35,7 @@ fn json_of(a: &NamedTempFile, b: &NamedTempFile, extra: &[&str]) -> serde_json::
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("valid JSON")
+    json_ok(&output, &[])
 }
 
 #[test]
@@ -112,7 +104,7 @@ fn single_runs_are_insufficient() {
 fn text_output_fits_80_columns_and_states_the_verdict() {
     let a = file_with(&values(10, 1.0));
     let b = file_with(&values(10, 1.0));
-    let output = kbench()
+    let output = kbench_assert()
         .arg("stat")
         .arg(a.path())
         .arg(b.path())
@@ -132,7 +124,7 @@ fn a_bad_line_is_a_usage_error_naming_file_and_line() {
     let a = file_with(&["1.0".to_string(), "2.0".to_string(), "fast".to_string()]);
     let b = file_with(&values(5, 1.0));
     let name = a.path().display().to_string();
-    kbench()
+    kbench_assert()
         .arg("stat")
         .arg(a.path())
         .arg(b.path())
@@ -147,20 +139,20 @@ fn a_bad_line_is_a_usage_error_naming_file_and_line() {
 fn nan_and_missing_files_are_usage_errors() {
     let a = file_with(&["1.0".to_string(), "nan".to_string()]);
     let b = file_with(&values(5, 1.0));
-    kbench()
+    kbench_assert()
         .arg("stat")
         .arg(a.path())
         .arg(b.path())
         .assert()
         .code(2)
         .stderr(predicate::str::contains(":2"));
-    kbench()
+    kbench_assert()
         .arg("stat")
         .arg("/nonexistent/a.txt")
         .arg(b.path())
         .assert()
         .code(2);
-    kbench()
+    kbench_assert()
         .arg("stat")
         .arg(b.path())
         .arg(b.path())
@@ -173,14 +165,14 @@ fn nan_and_missing_files_are_usage_errors() {
 fn fail_on_regression_sets_the_exit_status() {
     let a = file_with(&values(20, 100.0));
     let b = file_with(&values(20, 110.0));
-    kbench()
+    kbench_assert()
         .arg("stat")
         .arg(a.path())
         .arg(b.path())
         .arg("--fail-on-regression")
         .assert()
         .code(1);
-    kbench()
+    kbench_assert()
         .arg("stat")
         .arg(b.path())
         .arg(a.path())

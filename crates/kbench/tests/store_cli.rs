@@ -1,59 +1,13 @@
 //! The main job end to end on a temporary database: run, list, show, compare,
 //! export, import, ab and exec, with real workloads and real SQLite.
-use std::path::{Path, PathBuf};
+mod common;
+use common::{kbench_bin, kbench_command, one_line_error, perf_present, text, TempDb};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-fn kbench_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kbench")
-}
-
-struct Db {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-impl Db {
-    fn new() -> Db {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("runs.db");
-        Db { _dir: dir, path }
-    }
-
-    fn kbench(&self, args: &[&str]) -> Output {
-        Command::new(kbench_bin())
-            .args(args)
-            .env("KBENCH_DB", &self.path)
-            .output()
-            .expect("run kbench")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.kbench(args);
-        assert!(
-            out.status.success(),
-            "kbench {args:?} failed: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        text(&out.stdout)
-    }
-
-    fn json(&self, args: &[&str]) -> serde_json::Value {
-        serde_json::from_str(&self.ok(args)).expect("JSON output")
-    }
-
-    fn sqlite(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(&self.path).unwrap()
-    }
-
-    fn count(&self, sql: &str) -> i64 {
-        self.sqlite().query_row(sql, [], |r| r.get(0)).unwrap()
-    }
-}
 
 /// `workload metric` of every primary value, distinct; fails unless every run with
 /// values has exactly one.
-fn primary_metrics(db: &Db) -> Vec<String> {
+fn primary_metrics(db: &TempDb) -> Vec<String> {
     assert_eq!(
         db.count(
             "SELECT count(*) FROM runs r WHERE EXISTS (SELECT 1 FROM run_values v WHERE v.run_id = r.id)
@@ -73,10 +27,6 @@ fn primary_metrics(db: &Db) -> Vec<String> {
     rows.collect::<Result<_, _>>().unwrap()
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn row<'a>(report: &'a serde_json::Value, workload: &str, metric: &str) -> &'a serde_json::Value {
     report["rows"]
         .as_array()
@@ -88,7 +38,7 @@ fn row<'a>(report: &'a serde_json::Value, workload: &str, metric: &str) -> &'a s
 
 #[test]
 fn run_list_show_compare_export_import_round_trip() {
-    let db = Db::new();
+    let db = TempDb::new();
     let summary = db.ok(&[
         "run",
         "--label",
@@ -179,7 +129,7 @@ fn run_list_show_compare_export_import_round_trip() {
 
 #[test]
 fn different_parameters_are_never_pooled_and_say_so() {
-    let db = Db::new();
+    let db = TempDb::new();
     db.ok(&[
         "run",
         "--label",
@@ -229,7 +179,7 @@ fn different_parameters_are_never_pooled_and_say_so() {
 
 #[test]
 fn ab_detects_a_large_known_difference_and_not_a_false_one() {
-    let db = Db::new();
+    let db = TempDb::new();
     let report = db.json(&[
         "ab",
         "--runs",
@@ -285,7 +235,7 @@ fn ab_detects_a_large_known_difference_and_not_a_false_one() {
 
 #[test]
 fn ab_of_shell_commands_and_fail_on() {
-    let db = Db::new();
+    let db = TempDb::new();
     let out = db.kbench(&[
         "ab",
         "--runs",
@@ -313,7 +263,7 @@ fn ab_of_shell_commands_and_fail_on() {
 
 #[test]
 fn exec_records_failures_and_never_averages_them_in() {
-    let db = Db::new();
+    let db = TempDb::new();
     let script = "test -e \"$0.flag\" && exit 3; touch \"$0.flag\"; exit 0";
     let marker = db.path.with_file_name("marker");
     let out = db.kbench(&[
@@ -352,14 +302,6 @@ fn exec_records_failures_and_never_averages_them_in() {
     );
 }
 
-fn perf_present() -> bool {
-    let present = Path::new("/usr/bin/perf").exists();
-    if !present {
-        eprintln!("SKIP: /usr/bin/perf is not installed");
-    }
-    present
-}
-
 fn capture(program: &str, args: &[&str]) -> String {
     let out = Command::new(program).args(args).output().unwrap();
     assert!(out.status.success());
@@ -372,7 +314,7 @@ fn imports_real_perf_output_and_compares_it() {
     if !perf_present() {
         return;
     }
-    let db = Db::new();
+    let db = TempDb::new();
     let mut bench = String::new();
     for _ in 0..3 {
         bench.push_str(&capture(
@@ -426,7 +368,7 @@ fn imports_real_perf_output_and_compares_it() {
 
 #[test]
 fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
-    let db = Db::new();
+    let db = TempDb::new();
     let bad = db.path.with_file_name("bad.txt");
     std::fs::write(
         &bad,
@@ -446,7 +388,7 @@ fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
         "this is not SQLite, just text that is long enough to look like a header",
     )
     .unwrap();
-    let out = Command::new(kbench_bin())
+    let out = kbench_command()
         .args(["list", "--db", not_db.to_str().unwrap()])
         .output()
         .unwrap();
@@ -470,18 +412,16 @@ fn malformed_input_is_one_line_exit_2_and_imports_nothing() {
         &["run", "--label", "x", "--cpus", "99-100", "pipe"],
     ] {
         let out = db.kbench(args);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(!stderr.contains("panicked"));
     }
 }
 
 #[test]
 fn two_concurrent_writers_share_one_database() {
-    let db = Db::new();
+    let db = TempDb::new();
     let spawn = |label: &str| {
-        Command::new(kbench_bin())
+        kbench_command()
             .args([
                 "run",
                 "--label",
@@ -510,7 +450,7 @@ fn two_concurrent_writers_share_one_database() {
 
 #[test]
 fn pinned_runs_record_the_pinning_and_the_cpus_used() {
-    let db = Db::new();
+    let db = TempDb::new();
     db.ok(&[
         "run",
         "--label",
@@ -535,7 +475,7 @@ fn pinned_runs_record_the_pinning_and_the_cpus_used() {
 
 #[test]
 fn a_run_past_its_timeout_is_stopped_recorded_and_leaves_no_process() {
-    let db = Db::new();
+    let db = TempDb::new();
     let out = db.kbench(&[
         "run",
         "--label",
@@ -569,7 +509,7 @@ fn a_run_past_its_timeout_is_stopped_recorded_and_leaves_no_process() {
 
 #[test]
 fn latency_workloads_are_run_stored_and_compared_by_percentile() {
-    let db = Db::new();
+    let db = TempDb::new();
     db.ok(&[
         "run",
         "--label",
@@ -652,7 +592,7 @@ fn latency_workloads_are_run_stored_and_compared_by_percentile() {
 
 #[test]
 fn precision_mode_stops_when_the_median_is_known_well_enough() {
-    let db = Db::new();
+    let db = TempDb::new();
     let out = db.ok(&[
         "run",
         "--label",
@@ -716,7 +656,7 @@ fn as_nobody_shell(script: &str) -> Option<Output> {
 
 #[test]
 fn a_read_only_database_still_serves_reports_and_refuses_writes_in_one_line() {
-    let db = Db::new();
+    let db = TempDb::new();
     db.ok(&[
         "run",
         "--label",
@@ -789,7 +729,7 @@ fn listed_runs(list: &str, label: &str) -> u64 {
 
 #[test]
 fn list_show_and_compare_count_the_same_measured_runs() {
-    let db = Db::new();
+    let db = TempDb::new();
     // Two measured runs, a warm-up, a failed run and one that exited 1.
     let run = |i: usize, extra: serde_json::Value| {
         let mut run = serde_json::json!({
@@ -857,7 +797,7 @@ fn list_show_and_compare_count_the_same_measured_runs() {
 
 #[test]
 fn importing_the_same_thing_twice_or_nothing_is_refused() {
-    let db = Db::new();
+    let db = TempDb::new();
     db.ok(&[
         "run",
         "--label",
@@ -913,7 +853,7 @@ fn importing_the_same_thing_twice_or_nothing_is_refused() {
 
 #[test]
 fn pinned_and_unpinned_runs_are_never_pooled() {
-    let db = Db::new();
+    let db = TempDb::new();
     db.ok(&[
         "run",
         "--label",
@@ -958,7 +898,7 @@ fn pinned_and_unpinned_runs_are_never_pooled() {
 
 #[test]
 fn ab_never_pools_an_earlier_ab_and_fails_when_a_side_produced_nothing() {
-    let db = Db::new();
+    let db = TempDb::new();
     let labels = [
         "--label-a",
         "x",
@@ -1014,7 +954,7 @@ fn ab_never_pools_an_earlier_ab_and_fails_when_a_side_produced_nothing() {
 }
 
 /// The metric names of every run's values, per run in run order, primary first.
-fn run_metrics(db: &Db) -> Vec<Vec<String>> {
+fn run_metrics(db: &TempDb) -> Vec<Vec<String>> {
     let conn = db.sqlite();
     let mut stmt = conn
         .prepare(
@@ -1030,7 +970,7 @@ fn run_metrics(db: &Db) -> Vec<Vec<String>> {
     rows
 }
 
-fn values_of(db: &Db, metric: &str) -> Vec<f64> {
+fn values_of(db: &TempDb, metric: &str) -> Vec<f64> {
     let conn = db.sqlite();
     let mut stmt = conn
         .prepare("SELECT value FROM run_values WHERE metric = ?1 ORDER BY run_id")
@@ -1050,7 +990,7 @@ fn exec_stores_the_figures_perf_bench_prints_beside_what_it_measures() {
     if !perf_present() {
         return;
     }
-    let db = Db::new();
+    let db = TempDb::new();
     let out = db.ok(&[
         "exec", "--label", "x", "--runs", "3", "--", "perf", "bench", "sched", "pipe", "-l", "2000",
     ]);
@@ -1100,7 +1040,7 @@ fn metric_picks_the_primary_and_no_parse_keeps_wall_time() {
     if !perf_present() {
         return;
     }
-    let db = Db::new();
+    let db = TempDb::new();
     let pipe = ["--", "perf", "bench", "sched", "pipe", "-l", "1000"];
     fn exec<'a>(label: &'a str, options: &[&'a str], pipe: &[&'a str]) -> Vec<&'a str> {
         [
@@ -1157,7 +1097,7 @@ fn ab_of_two_perf_bench_commands_compares_usecs_per_op() {
     if !perf_present() {
         return;
     }
-    let db = Db::new();
+    let db = TempDb::new();
     let cmd = "perf bench sched pipe -l 2000";
     let report = db.json(&["ab", "--runs", "3", "--format", "json", cmd, cmd]);
     let usecs = row(&report, "ab", "usecs_per_op");
@@ -1172,7 +1112,7 @@ fn ab_of_two_perf_bench_commands_compares_usecs_per_op() {
 
 #[test]
 fn unread_output_keeps_wall_time_primary_and_says_so_once() {
-    let db = Db::new();
+    let db = TempDb::new();
     let out = db.kbench(&["exec", "--label", "x", "--runs", "3", "--", "echo", "hello"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
@@ -1197,7 +1137,7 @@ fn unread_output_keeps_wall_time_primary_and_says_so_once() {
 
 #[test]
 fn exec_reads_kbench_perf_stat_hackbench_and_cyclictest_output() {
-    let db = Db::new();
+    let db = TempDb::new();
     let kbench = kbench_bin();
     let json = [kbench, "bench", "--json", "sched", "pipe", "-l", "1000"];
     db.ok(&[&["exec", "--label", "json", "--runs", "1", "--"][..], &json].concat());
@@ -1274,7 +1214,7 @@ fn lines(path: &Path) -> Vec<String> {
 
 #[test]
 fn exec_hooks_run_in_order_untimed_around_every_run() {
-    let db = Db::new();
+    let db = TempDb::new();
     let log = db.path.with_file_name("log");
     db.ok(&[
         "exec",
@@ -1306,7 +1246,7 @@ fn exec_hooks_run_in_order_untimed_around_every_run() {
 
 #[test]
 fn a_failing_prepare_hook_stops_exec_is_recorded_and_the_cleanup_still_runs() {
-    let db = Db::new();
+    let db = TempDb::new();
     let log = db.path.with_file_name("log");
     let count = db.path.with_file_name("count");
     // The third prepare fails.
@@ -1357,7 +1297,7 @@ fn a_failing_prepare_hook_stops_exec_is_recorded_and_the_cleanup_still_runs() {
 
 #[test]
 fn a_failing_setup_runs_nothing_and_no_cleanup() {
-    let db = Db::new();
+    let db = TempDb::new();
     let log = db.path.with_file_name("log");
     let out = db.kbench(&[
         "exec",
@@ -1385,7 +1325,7 @@ fn a_failing_setup_runs_nothing_and_no_cleanup() {
 
 #[test]
 fn ab_hooks_run_per_side_and_a_failing_one_stops_the_ab_keeping_its_runs() {
-    let db = Db::new();
+    let db = TempDb::new();
     let log = db.path.with_file_name("log");
     let prepared = db.path.with_file_name("prepared");
     let ab = |extra: &[&str]| -> Output {
@@ -1415,7 +1355,7 @@ fn ab_hooks_run_per_side_and_a_failing_one_stops_the_ab_keeping_its_runs() {
 
     // B's prepare fails before its warm-up: A's warm-up is kept, nothing after it runs.
     std::fs::remove_file(&log).unwrap();
-    let db = Db::new();
+    let db = TempDb::new();
     let base = ["ab", "--runs", "2", "--label-a", "a", "--label-b", "b"];
     let out = db.kbench(&[&base[..], &hooks, &["--prepare-b", "false", "true", "true"]].concat());
     assert_eq!(out.status.code(), Some(1));

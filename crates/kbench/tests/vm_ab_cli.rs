@@ -1,24 +1,18 @@
 //! `kbench vm-ab` end to end: two real Debian kernels (fetched by
 //! scripts/fetch-kernels.sh) booted under real qemu with this kbench as their /init,
 //! the results read back from the serial console and stored, boots as the units.
+mod common;
+use common::{
+    assert_success, cached_file, existing_file_from_env, kbench_command, kernel_cache,
+    one_line_error, runs, skip_or_fail,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-fn kernel_cache() -> PathBuf {
-    std::env::var_os("KBENCH_KERNEL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/kbench/kernels")
-        })
-}
-
 /// The static kbench scripts/test.sh builds, to boot as /init.
 fn static_kbench() -> Option<String> {
-    std::env::var("KBENCH_STATIC_BIN")
-        .ok()
-        .filter(|p| Path::new(p).exists())
+    existing_file_from_env("KBENCH_STATIC_BIN")
 }
 
 /// The cached 6.1 and 6.12 cloud kernel packages, or None (with a SKIP line) when the
@@ -28,22 +22,12 @@ fn kernels() -> Option<(PathBuf, PathBuf)> {
         skip_or_fail("KBENCH_STATIC_BIN unset (scripts/test.sh builds and exports it)");
         return None;
     }
-    let debs: Vec<PathBuf> = std::fs::read_dir(kernel_cache())
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    let find = |prefix: &str| {
-        debs.iter()
-            .find(|p| {
-                let name = p.file_name().unwrap_or_default().to_string_lossy();
-                name.starts_with(prefix) && name.ends_with(".deb")
-            })
-            .cloned()
-    };
-    let qemu = Command::new("qemu-system-x86_64")
-        .arg("--version")
-        .output()
-        .is_ok();
-    match (find("linux-image-6.1.0-"), find("linux-image-6.12."), qemu) {
+    let cache = kernel_cache();
+    match (
+        cached_file(&cache, "linux-image-6.1.0-", ".deb"),
+        cached_file(&cache, "linux-image-6.12.", ".deb"),
+        runs("qemu-system-x86_64"),
+    ) {
         (Some(a), Some(b), true) => Some((a, b)),
         _ => {
             skip_or_fail(
@@ -54,8 +38,9 @@ fn kernels() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-fn kbench(args: &[&str], db: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
+/// kbench `args` with this kbench booted as /init, on `db`.
+fn kbench_booting(args: &[&str], db: &Path) -> Output {
+    kbench_command()
         .args(args)
         .arg("--init")
         .arg(static_kbench().unwrap())
@@ -84,7 +69,7 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     let Some((a, b)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let out = kbench(
+    let out = kbench_booting(
         &[
             "vm-ab",
             "--kernel-a",
@@ -264,7 +249,7 @@ fn a_panic_fails_only_its_own_boot_of_a_capture(first: &str, second: &str, dir: 
     let import = |name: &str, content: String| -> (Output, Vec<Option<String>>) {
         let file = dir.join(name);
         std::fs::write(&file, content).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_kbench"))
+        let out = kbench_command()
             .args(["import-console", file.to_str().unwrap(), "--label", name])
             .args(["--db", db.to_str().unwrap()])
             .output()
@@ -325,18 +310,14 @@ fn import_console_reads_the_same_boot(gzip: &[u8], dir: &Path, release: &str) {
     let import = |name: &str, content: &str, label: &str| -> Output {
         let file = dir.join(name);
         std::fs::write(&file, content).unwrap();
-        Command::new(env!("CARGO_BIN_EXE_kbench"))
+        kbench_command()
             .args(["import-console", file.to_str().unwrap(), "--label", label])
             .args(["--db", db.to_str().unwrap()])
             .output()
             .unwrap()
     };
     let out = import("serial.log", &text, "board");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let lava: String = text
         .lines()
         .map(|l| {
@@ -347,11 +328,7 @@ fn import_console_reads_the_same_boot(gzip: &[u8], dir: &Path, release: &str) {
         })
         .collect();
     let out = import("job.yaml", &lava, "lava");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let first_record = text
         .lines()
         .position(|l| l.contains(" REC "))
@@ -403,7 +380,7 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
     // No init the kernel can run: it panics looking for a root file system, and with
     // panic=0 (the last word wins) it then hangs, so only the BEGIN deadline ends it.
     let started = Instant::now();
-    let out = kbench(
+    let out = kbench_booting(
         &[
             "vm-ab",
             "--kernel-a",
@@ -451,7 +428,7 @@ fn qemu_killed_mid_boot_is_a_failed_boot_and_the_next_boot_goes_on() {
     let Some((a, b)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let child = Command::new(env!("CARGO_BIN_EXE_kbench"))
+    let child = kbench_command()
         .args(["vm-ab", "--kernel-a", a.to_str().unwrap()])
         .args([
             "--kernel-b",
@@ -499,7 +476,7 @@ fn killing_kbench_leaves_no_qemu_and_an_intact_database() {
     let Some((a, b)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kbench"))
+    let mut child = kbench_command()
         .args([
             "vm-ab",
             "--kernel-a",
@@ -583,7 +560,7 @@ fn image_file(dir: &Path, name: &str, offset: usize, magic: &[u8]) -> PathBuf {
 
 fn dry_run(a: &Path, b: &Path, extra: &[&str]) -> Output {
     // Debian's /sbin/ldconfig is a static executable: /init enough for a dry run.
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
+    kbench_command()
         .args([
             "vm-ab",
             "--dry-run",
@@ -610,11 +587,7 @@ fn arm64_kernels_get_the_virt_machine_and_ttyama0() {
     let x86 = image_file(dir.path(), "bzImage", 0x202, b"HdrS");
     let out = dry_run(&arm_a, &arm_b, &["--pin-vcpus", "0"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &[]);
     let commands: Vec<&str> = stdout.lines().collect();
     assert_eq!(commands.len(), 2, "{stdout}");
     for cmd in &commands {
@@ -670,19 +643,7 @@ fn the_suite_is_checked_before_anything_boots() {
         vec!["--runs", "0"],
     ] {
         let out = dry_run(&x86, &x86, &bad);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{bad:?}: {stderr}");
+        one_line_error(&out, 2, &bad);
         assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
     }
-}
-
-/// Skips a test whose machine lacks what it boots, unless scripts/test.sh (which
-/// provides it) asked for every boot test to run: there a skip is a failure.
-fn skip_or_fail(why: &str) {
-    assert!(
-        std::env::var_os("KBENCH_REQUIRE_BOOT_TESTS").is_none(),
-        "KBENCH_REQUIRE_BOOT_TESTS is set, but {why}"
-    );
-    eprintln!("SKIP: {why}");
 }

@@ -8,9 +8,9 @@
 //! the waker or sender, so that other work on one core does not sit on the CPU they
 //! measure.
 mod common;
+use common::{bench_record, kbench, one_line_error, series, text, usable_cpus};
 
 use serde_json::Value;
-use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
 static MACHINE: Mutex<()> = Mutex::new(());
@@ -20,41 +20,6 @@ fn machine() -> MutexGuard<'static, ()> {
     MACHINE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn kbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-        .args(args)
-        .output()
-        .expect("run kbench")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs `kbench bench --json <args>` and parses its one record.
-fn json_record(args: &[&str]) -> Value {
-    let mut full = vec!["bench", "--json"];
-    full.extend_from_slice(args);
-    let out = kbench(&full);
-    assert!(
-        out.status.success(),
-        "kbench {full:?} failed: {}",
-        text(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON record")
-}
-
-fn usable_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-fn series<'a>(rec: &'a Value, name: &str) -> &'a Value {
-    rec["series"]
-        .as_array()
-        .and_then(|all| all.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("no series {name} in {rec}"))
 }
 
 fn p50_ns(rec: &Value, name: &str) -> f64 {
@@ -95,7 +60,7 @@ fn wakeup_record_carries_distributions_validity_and_ipis() {
         return;
     }
     let _machine = machine();
-    let rec = json_record(&[
+    let rec = bench_record(&[
         "sched", "wakeup", "--wakes", "200", "--warmup", "20", "--gap-us", "1000",
     ]);
     assert_eq!(rec["workload"], "sched/wakeup");
@@ -156,10 +121,10 @@ fn injected_delay_moves_the_median_by_about_the_delay() {
         "--wakee-cpu",
         &wakee,
     ];
-    let base = json_record(&shared);
+    let base = bench_record(&shared);
     let mut delayed_args = shared.to_vec();
     delayed_args.extend(["--inject-delay-us", "200"]);
-    let delayed = json_record(&delayed_args);
+    let delayed = bench_record(&delayed_args);
     let shift_us = (p50_ns(&delayed, "wake_latency") - p50_ns(&base, "wake_latency")) / 1e3;
     assert!(
         (150.0..=400.0).contains(&shift_us),
@@ -178,7 +143,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
     let _machine = machine();
     let (waker, wakee) = common::busy_and_quiet_cpus();
     let (waker_arg, wakee_arg) = (waker.to_string(), wakee.to_string());
-    let cross = json_record(&[
+    let cross = bench_record(&[
         "sched",
         "wakeup",
         "--mode",
@@ -201,7 +166,7 @@ fn idle_cross_cpu_wakes_send_ipis_to_the_wakee_and_same_cpu_wakes_do_not() {
     );
     // A short gap packs many wakes into a short run, so background IPIs of a busy
     // machine weigh little per wake.
-    let same = json_record(&[
+    let same = bench_record(&[
         "sched",
         "wakeup",
         "--mode",
@@ -230,7 +195,7 @@ fn preempt_mode_sends_reschedule_ipis_to_the_busy_cpu() {
     }
     let _machine = machine();
     let (waker, wakee) = common::busy_and_quiet_cpus();
-    let rec = json_record(&[
+    let rec = bench_record(&[
         "sched",
         "wakeup",
         "--mode",
@@ -266,7 +231,7 @@ fn every_mode_and_mechanism_runs() {
     let _machine = machine();
     for mode in ["idle", "preempt", "pingpong", "same-cpu"] {
         for mech in ["futex", "pipe", "eventfd"] {
-            let rec = json_record(&[
+            let rec = bench_record(&[
                 "sched", "wakeup", "--mode", mode, "--mech", mech, "--wakes", "40", "--warmup",
                 "5", "--gap-us", "300",
             ]);
@@ -334,7 +299,7 @@ fn ipi_round_trips_cost_more_than_the_no_peer_baseline_and_send_one_ipi_each() {
     }
     let _machine = machine();
     let (sender, target) = common::busy_and_quiet_cpus();
-    let rec = json_record(&[
+    let rec = bench_record(&[
         "ipi",
         "--sender-cpu",
         &sender.to_string(),
@@ -410,10 +375,8 @@ fn bad_arguments_are_one_line_usage_errors_never_panics() {
     ];
     for args in cases {
         let out = kbench(args);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let stderr = one_line_error(&out, 2, args);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("kbench: --") || stderr.starts_with("kbench: "));
     }
 }

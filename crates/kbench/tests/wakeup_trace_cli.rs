@@ -1,9 +1,11 @@
 //! `kbench bench sched wakeup --trace` on this machine (root, tracefs): the traced
 //! phases add up to the measured wake latency, `kbench run` stores them, a SIGINT in
 //! the middle leaves every tracing setting as it was, and without root it is one line.
+mod common;
+use common::{kbench_command, series, utf8_stdout_ok};
 use kbench_sys::tracefs::Tracefs;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -11,31 +13,14 @@ use std::time::{Duration, Instant};
 /// instances, which another traced run would change.
 static TRACING: Mutex<()> = Mutex::new(());
 
-fn kbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kbench"))
-}
-
+/// The stdout of a kbench that must have succeeded, as UTF-8.
 fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-fn series<'a>(record: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    record["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no series {name}"))
+    utf8_stdout_ok(output, &[])
 }
 
 /// Wakes followed in a traced run of `cpus` (waker, wakee).
 fn followed_wakes(cpus: &[String]) -> u64 {
-    let out = kbench()
+    let out = kbench_command()
         .args([
             "bench", "sched", "wakeup", "--wakes", "40", "--trace", "--json",
         ])
@@ -78,7 +63,7 @@ fn traceable_cpus() -> Vec<String> {
 #[test]
 fn traced_phases_add_up_to_the_measured_wake_latency() {
     let _one = TRACING.lock().unwrap_or_else(|e| e.into_inner());
-    let out = ok(kbench()
+    let out = ok(kbench_command()
         .args([
             "bench", "sched", "wakeup", "--wakes", "300", "--trace", "--json",
         ])
@@ -150,7 +135,7 @@ fn traced_phases_add_up_to_the_measured_wake_latency() {
 #[test]
 fn text_output_gains_only_the_phase_table() {
     let _one = TRACING.lock().unwrap_or_else(|e| e.into_inner());
-    let traced = ok(kbench()
+    let traced = ok(kbench_command()
         .args(["bench", "sched", "wakeup", "--wakes", "50", "--trace"])
         .args(traceable_cpus())
         .output()
@@ -164,7 +149,7 @@ fn text_output_gains_only_the_phase_table() {
         !traced.contains("phase_"),
         "phase series are in the table, not in blocks: {traced}"
     );
-    let plain = ok(kbench()
+    let plain = ok(kbench_command()
         .args(["bench", "sched", "wakeup", "--wakes", "50"])
         .output()
         .unwrap());
@@ -176,7 +161,7 @@ fn run_stores_the_phases_of_a_traced_spec() {
     let _one = TRACING.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    ok(kbench()
+    ok(kbench_command()
         .args([
             "run",
             &format!("wakeup:--wakes 100 --trace {}", traceable_cpus().join(" ")),
@@ -191,7 +176,7 @@ fn run_stores_the_phases_of_a_traced_spec() {
         .arg(&db)
         .output()
         .unwrap());
-    let export = ok(kbench()
+    let export = ok(kbench_command()
         .args(["export", "t", "--format", "json", "--db"])
         .arg(&db)
         .output()
@@ -248,7 +233,7 @@ fn tracing_state() -> Vec<(String, String)> {
 fn sigint_in_the_middle_leaves_every_tracing_setting_as_it_was() {
     let _one = TRACING.lock().unwrap_or_else(|e| e.into_inner());
     let before = tracing_state();
-    let mut child = kbench()
+    let mut child = kbench_command()
         .args(["bench", "sched", "wakeup", "--wakes", "5000", "--trace"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -294,7 +279,7 @@ fn sigint_in_the_middle_leaves_every_tracing_setting_as_it_was() {
 
 #[test]
 fn without_root_it_is_one_line_and_exit_2() {
-    let out = kbench()
+    let out = kbench_command()
         .args(["bench", "sched", "wakeup", "--wakes", "10", "--trace"])
         .uid(65534)
         .gid(65534)
