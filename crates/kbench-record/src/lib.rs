@@ -9,9 +9,11 @@
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
 //! - [`placement`]: where a run's two tasks ran relative to each other;
 //! - [`wakephases`]: the phases of each wake as the kernel traced them;
+//! - [`imported`]: what a reader of another tool's output hands the store ([`Imported`]);
 //! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
 //!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
 pub mod events;
+pub mod imported;
 pub mod ipi;
 pub mod json;
 pub mod latency;
@@ -22,6 +24,7 @@ pub mod stored;
 pub mod wakephases;
 
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
+pub use imported::{Imported, ImportedRun, ImportedSummary};
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};
 pub use json::RawJson;
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};

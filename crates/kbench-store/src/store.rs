@@ -6,12 +6,11 @@
 //! session written whole (an import, a boot, a push) is one transaction.
 use crate::cells;
 use crate::db::{Cell, Db, Row};
-use crate::import::Imported;
 use crate::kernel_config::{self, config_hash};
 use crate::location::Location;
 use kbench_record::{
-    legacy_primary, mark_legacy_primary, ImportSource, NewSession, RawJson, RunRecord, StoredRun,
-    Value,
+    legacy_primary, mark_legacy_primary, ImportSource, Imported, NewSession, RawJson, RunRecord,
+    StoredRun, Value,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;

@@ -17,7 +17,7 @@ fn kbench_bin() -> &'static str {
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kbench-store/tests/fixtures/import")
+        .join("../kbench-import/tests/fixtures/import")
         .join(name)
 }
 

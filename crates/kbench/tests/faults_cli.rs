@@ -20,7 +20,7 @@ fn text(bytes: &[u8]) -> String {
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kbench-store/tests/fixtures/import")
+        .join("../kbench-import/tests/fixtures/import")
         .join(name)
 }
 

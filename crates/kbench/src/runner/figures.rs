@@ -4,8 +4,8 @@
 use super::capture::{CapturedOutput, CAPTURE_LIMIT_BYTES};
 use super::child::CommandRun;
 use crate::error::usage;
+use kbench_import::{read_output_figures, OutputError, OutputFigures};
 use kbench_record::{Direction, MetricValue};
-use kbench_store::import::{read_output_figures, OutputError, OutputFigures};
 use kbench_store::Value;
 
 /// How a command's primary figure is chosen.
