@@ -8,6 +8,7 @@
 //!   for `kbench exec` and `kbench ab` ([`read_output_figures`]).
 //! - [`trace`]: a kernel trace's wakes into run records (`kbench import-trace`).
 //! - [`lava`]: a LAVA job's log into console text and boots (`kbench import-console`).
+//! - [`export`]: kbench's own JSON export, checked and upgraded (`kbench import`).
 //!
 //! [`fnv1a`] fingerprints an imported file, so that it is not imported twice.
 use kbench_record::MetricValue;
@@ -15,6 +16,7 @@ use kbench_record::MetricValue;
 pub use kbench_record::imported::{Imported, ImportedRun, ImportedSummary};
 
 pub mod cyclictest;
+pub mod export;
 pub mod hackbench;
 pub mod hyperfine;
 pub mod lava;

@@ -3,8 +3,8 @@
 //! export, in one transaction: a malformed file imports nothing and names its line.
 use crate::error::usage;
 use crate::session::{self, DbArgs};
+use kbench_import::export::parse_export;
 use kbench_import::fnv1a;
-use kbench_store::export::parse_export;
 use kbench_store::{ImportSource, NewSession};
 
 #[derive(Debug, clap::Args)]
