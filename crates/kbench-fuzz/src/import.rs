@@ -1,6 +1,6 @@
 //! Files given to `kbench import`, `kbench exec`'s output reader and `kbench stat`.
-use kbench_store::export::{parse_export, EXPORT_VERSION};
-use kbench_store::import::{self, ImportError, Imported};
+use kbench_import::export::{parse_export, EXPORT_VERSION};
+use kbench_import::{self as import, ImportError, Imported};
 
 /// The path the importers are given: it only appears in their error messages.
 const PATH: &str = "fuzz";

@@ -10,6 +10,7 @@
 
 mod console;
 mod import;
+mod lava;
 mod options;
 mod sys;
 mod trace;
@@ -19,6 +20,7 @@ pub use import::{
     export_json, import_auto, import_cyclictest, import_hackbench, import_hyperfine,
     import_perf_bench, import_perf_stat, import_run_record, output_figures, stat_numbers,
 };
+pub use lava::lava_log;
 pub use options::perf_options;
 pub use sys::{sys_cmdline, sys_cpuidle, sys_cpuinfo, sys_cpulist, sys_interrupts, sys_kconfig};
 pub use trace::{trace_analyse, trace_parse};
@@ -43,6 +45,7 @@ pub const TARGETS: &[Target] = &[
     ("console_parse", console_parse),
     ("console_split", console_split),
     ("console_round_trip", console_round_trip),
+    ("lava_log", lava_log),
     ("trace_parse", trace_parse),
     ("trace_analyse", trace_analyse),
     ("perf_options", perf_options),

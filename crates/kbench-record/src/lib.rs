@@ -9,9 +9,13 @@
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
 //! - [`placement`]: where a run's two tasks ran relative to each other;
 //! - [`wakephases`]: the phases of each wake as the kernel traced them;
+//! - [`export`]: kbench's JSON export of a label's sessions ([`export::Export`]);
+//! - [`imported`]: what a reader of another tool's output hands the store ([`Imported`]);
 //! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
 //!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
 pub mod events;
+pub mod export;
+pub mod imported;
 pub mod ipi;
 pub mod json;
 pub mod latency;
@@ -22,6 +26,7 @@ pub mod stored;
 pub mod wakephases;
 
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
+pub use imported::{Imported, ImportedRun, ImportedSummary};
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};
 pub use json::RawJson;
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
@@ -30,6 +35,6 @@ pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};
 pub use record::{RunRecord, RusageDelta, TaskCpus};
 pub use stored::{
     legacy_primary, mark_legacy_primary, stored_run, values_of, AbSide, ImportSource, NewSession,
-    StoredRun, Value,
+    SessionWithRuns, StoredRun, SummaryRow, Value,
 };
 pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};

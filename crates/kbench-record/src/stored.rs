@@ -249,6 +249,37 @@ pub fn stored_run(
     }
 }
 
+/// A stored summary-only result (perf stat -r).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    pub session_id: i64,
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    pub mean: f64,
+    pub std_error: f64,
+    pub n: u64,
+    #[serde(default)]
+    pub higher_is_better: bool,
+    /// The headline figure of its workload in its session (perf stat: the elapsed
+    /// time); for rows of an older kbench, [`crate::legacy_primary`]'s choice.
+    #[serde(default)]
+    pub primary: bool,
+}
+
+/// A session with everything in it, as exported and imported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionWithRuns {
+    pub session: NewSession,
+    pub ended_unix_ns: Option<u64>,
+    pub runs: Vec<StoredRun>,
+    pub summaries: Vec<SummaryRow>,
+    /// The kernel config it ran on: its hash, the text kept once per export
+    /// ([`crate::export::Export::kernel_configs`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_config_hash: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

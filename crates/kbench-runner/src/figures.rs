@@ -4,9 +4,9 @@
 use crate::capture::{CapturedOutput, CAPTURE_LIMIT_BYTES};
 use crate::child::CommandRun;
 use crate::RunnerError;
+use kbench_import::{read_output_figures, OutputError, OutputFigures};
 use kbench_record::Value;
 use kbench_record::{Direction, MetricValue};
-use kbench_store::import::{read_output_figures, OutputError, OutputFigures};
 
 /// How a command's primary figure is chosen.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,25 +1,8 @@
 //! The kernel config text a session ran on, as the store keeps it: normalized, named
 //! by its sha256 and gzip-compressed. The store does not read the options; that is
 //! `kbench_sys::kconfig`.
-use sha2::{Digest, Sha256};
+pub use kbench_record::export::{config_hash, normalized};
 use std::io::{Read, Write};
-
-/// The text with `\r\n` line ends and trailing blanks gone and every line ended by
-/// `\n`: the same config read from a file, a package or a serial capture is one text.
-pub fn normalized(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 1);
-    for line in text.lines() {
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// The key of a config in the store: the sha256 (64 hex digits) of its normalized
-/// text, so `sha256sum` of an exported config gives it too.
-pub fn config_hash(text: &str) -> String {
-    format!("{:x}", Sha256::digest(normalized(text).as_bytes()))
-}
 
 pub(crate) fn gzip(text: &str) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

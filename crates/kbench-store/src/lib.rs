@@ -1,8 +1,7 @@
-//! kbench's run database (SQLite, or a lab's PostgreSQL) and the importers and
-//! exporters around it.
+//! kbench's run database (SQLite, or a lab's PostgreSQL) and its exports. It stores what
+//! kbench-import's readers return ([`Imported`]) without linking them.
 pub mod db;
 pub mod export;
-pub mod import;
 pub mod kernel_config;
 pub mod location;
 pub mod machine;
@@ -13,7 +12,8 @@ pub mod sqlite;
 pub mod store;
 
 pub use kbench_record::{
-    legacy_primary, AbSide, ImportSource, NewSession, RawJson, StoredRun, Value,
+    legacy_primary, AbSide, ImportSource, Imported, ImportedRun, ImportedSummary, NewSession,
+    RawJson, StoredRun, Value,
 };
 pub use kernel_config::config_hash;
 pub use location::Location;

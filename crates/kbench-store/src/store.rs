@@ -6,12 +6,12 @@
 //! session written whole (an import, a boot, a push) is one transaction.
 use crate::cells;
 use crate::db::{Cell, Db, Row};
-use crate::import::Imported;
 use crate::kernel_config::{self, config_hash};
 use crate::location::Location;
+pub use kbench_record::stored::{SessionWithRuns, SummaryRow};
 use kbench_record::{
-    legacy_primary, mark_legacy_primary, ImportSource, NewSession, RawJson, RunRecord, StoredRun,
-    Value,
+    legacy_primary, mark_legacy_primary, ImportSource, Imported, NewSession, RawJson, RunRecord,
+    StoredRun, Value,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -173,24 +173,6 @@ impl SessionRow {
     }
 }
 
-/// A stored summary-only result (perf stat -r).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummaryRow {
-    pub session_id: i64,
-    pub workload: String,
-    pub metric: String,
-    pub unit: String,
-    pub mean: f64,
-    pub std_error: f64,
-    pub n: u64,
-    #[serde(default)]
-    pub higher_is_better: bool,
-    /// The headline figure of its workload in its session (perf stat: the elapsed
-    /// time); for rows of an older kbench, [`crate::legacy_primary`]'s choice.
-    #[serde(default)]
-    pub primary: bool,
-}
-
 /// One boot of a kernel as `kbench vm-ab` or `import-console` stores it.
 #[derive(Debug, Clone)]
 pub struct NewBoot<'a> {
@@ -201,19 +183,6 @@ pub struct NewBoot<'a> {
     /// The guest's runs, or the one failed `boot` run saying why it failed.
     pub runs: &'a [StoredRun],
     pub ended_unix_ns: u64,
-}
-
-/// A session with everything in it, as exported and imported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionWithRuns {
-    pub session: NewSession,
-    pub ended_unix_ns: Option<u64>,
-    pub runs: Vec<StoredRun>,
-    pub summaries: Vec<SummaryRow>,
-    /// The kernel config it ran on: its hash, the text kept once per export
-    /// ([`crate::export::Export::kernel_configs`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_config_hash: Option<String>,
 }
 
 /// Which machines hold a label's sessions (`kbench list --machines`).

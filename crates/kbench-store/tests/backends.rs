@@ -235,8 +235,8 @@ fn a_boot_keeps_its_console_log_and_kernel_config(db: &TestDb) {
 
 fn an_imported_file_and_an_export_read_back_whole(db: &TestDb) {
     let mut store = db.open();
-    let text = include_str!("fixtures/import/perf_stat_messaging.txt");
-    let imported = kbench_store::import::parse_file_text("perf.txt", text).unwrap();
+    let text = include_str!("../../kbench-import/tests/fixtures/import/perf_stat_messaging.txt");
+    let imported = kbench_import::parse_file_text("perf.txt", text).unwrap();
     let id = store.import(&session("stat", 3, "h"), &imported).unwrap();
     let summaries = store.summaries("stat").unwrap();
     assert_eq!(summaries.len(), imported.summaries.len());

@@ -1,7 +1,8 @@
 //! Kernel configs kept with sessions: once per content, read back by session and by
 //! hash, carried through an export and its import, and a version 4 database migrates
 //! with its sessions' configs unknown.
-use kbench_store::export::{export_label, parse_export};
+use kbench_import::export::parse_export;
+use kbench_store::export::export_label;
 use kbench_store::schema::MIGRATIONS;
 use kbench_store::{config_hash, NewSession, Store, StoredRun, Value};
 use rusqlite::Connection;

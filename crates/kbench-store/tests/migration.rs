@@ -339,7 +339,9 @@ fn a_version_1_export_reads_upgraded() {
            "values":[{"metric":"wall_sec","value":1.0,"unit":"s","higher_is_better":false}]}
         ],
         "summaries":[]}]}"#;
-    let export = kbench_store::export::parse_export(export).unwrap().unwrap();
+    let export = kbench_import::export::parse_export(export)
+        .unwrap()
+        .unwrap();
     assert_eq!(export.version, kbench_store::export::EXPORT_VERSION);
     let session = &export.sessions[0];
     assert_eq!(

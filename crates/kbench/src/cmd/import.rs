@@ -3,7 +3,8 @@
 //! export, in one transaction: a malformed file imports nothing and names its line.
 use crate::error::usage;
 use crate::session::{self, DbArgs};
-use kbench_store::export::parse_export;
+use kbench_import::export::parse_export;
+use kbench_import::fnv1a;
 use kbench_store::{ImportSource, NewSession};
 
 #[derive(Debug, clap::Args)]
@@ -15,13 +16,6 @@ pub struct ImportArgs {
     pub label: String,
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-/// FNV-1a, 64 bits: a content fingerprint, not a security measure.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
@@ -77,8 +71,8 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
-    let imported = kbench_store::import::parse_file_text(&args.file, &text)
-        .or_else(|e| usage(e.to_string()))?;
+    let imported =
+        kbench_import::parse_file_text(&args.file, &text).or_else(|e| usage(e.to_string()))?;
     // The content's hash is part of the source, so the same file imported twice is refused.
     let content_hash = format!("{:016x}", fnv1a(text.as_bytes()));
     if store

@@ -204,10 +204,10 @@ pub fn perf_present() -> bool {
     present
 }
 
-/// A file of the import fixtures of kbench-store.
+/// A file of the import fixtures of kbench-import.
 pub fn import_fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kbench-store/tests/fixtures/import")
+        .join("../kbench-import/tests/fixtures/import")
         .join(name)
 }
 

@@ -1,14 +1,9 @@
 //! A command's output read as one run's figures (`kbench exec`, `kbench ab`): every
 //! format of the import table, on captured output.
-use kbench_store::import::{read_output_figures, OutputError, OutputFigures};
+mod common;
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::fixture;
+use kbench_import::{read_output_figures, OutputError, OutputFigures};
 
 fn figures(name: &str) -> OutputFigures {
     read_output_figures(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -61,8 +56,7 @@ fn perf_stat_gives_its_counters_for_a_single_run_and_the_means_of_r_n() {
     );
     assert_eq!(single.values[2].value, 0.077915986);
     let means = figures("perf_stat_events.txt");
-    let imported =
-        kbench_store::import::parse_file_text("x", &fixture("perf_stat_events.txt")).unwrap();
+    let imported = kbench_import::parse_file_text("x", &fixture("perf_stat_events.txt")).unwrap();
     for s in &imported.summaries {
         let v = means.values.iter().find(|v| v.name == s.metric).unwrap();
         assert_eq!((v.value, v.is_primary()), (s.mean, s.primary));

@@ -1,21 +1,15 @@
 //! Format detection by `parse_file_text`, and its robustness on arbitrary input.
-use kbench_store::import::{parse_file_text, read_output_figures};
-use proptest::prelude::*;
+mod common;
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::fixture;
+use kbench_import::{parse_file_text, read_output_figures};
+use proptest::prelude::*;
 
 #[test]
 fn every_captured_fixture_is_detected_as_its_format() {
-    let dir = format!("{}/tests/fixtures/import", env!("CARGO_MANIFEST_DIR"));
     let rejected = ["perf_stat_csv.txt", "perf_stat_single_run.txt", "README.md"];
     let mut checked = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
+    for entry in std::fs::read_dir(common::fixture_dir()).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if rejected.contains(&name.as_str()) {
             continue;

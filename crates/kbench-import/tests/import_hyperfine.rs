@@ -1,15 +1,10 @@
 //! The hyperfine JSON reader, on exports captured with hyperfine 1.15, a newer-style
 //! export with per-run fields, and malformed files.
-use kbench_store::import::{hyperfine, parse_file_text, ImportedRun};
-use serde_json::json;
+mod common;
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::fixture;
+use kbench_import::{hyperfine, parse_file_text, ImportedRun};
+use serde_json::json;
 
 fn runs_of(text: &str) -> Vec<ImportedRun> {
     let imported = parse_file_text("hf.json", text).expect("parses");

@@ -1,15 +1,10 @@
 //! The perf stat -r reader, on captured perf 6.1 output (C, en_US and de_DE locales),
 //! malformed files, and output captured from /usr/bin/perf now.
-use kbench_store::import::{parse_file_text, perf_stat, ImportedSummary};
-use std::process::Command;
+mod common;
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::fixture;
+use kbench_import::{parse_file_text, perf_stat, ImportedSummary};
+use std::process::Command;
 
 fn summaries_of(text: &str) -> Vec<ImportedSummary> {
     let imported = parse_file_text("stat.txt", text).expect("parses");

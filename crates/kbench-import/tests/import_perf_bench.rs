@@ -1,16 +1,11 @@
 //! The perf bench text reader, on captured perf 6.1 output, the transcripts of
 //! docs/perf-compat.md §8, malformed files, and output captured from /usr/bin/perf now.
-use kbench_store::import::{parse_file_text, perf_bench, ImportedRun};
+mod common;
+
+use common::fixture;
+use kbench_import::{parse_file_text, perf_bench, ImportedRun};
 use serde_json::json;
 use std::process::Command;
-
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn runs_of(text: &str) -> Vec<ImportedRun> {
     let imported = parse_file_text("test.txt", text).expect("parses");

@@ -1,16 +1,11 @@
 //! The hackbench reader, on captured rt-tests 2.4 output, malformed files, and output of
 //! /usr/bin/hackbench now.
-use kbench_store::import::{hackbench, parse_file_text, ImportedRun};
+mod common;
+
+use common::fixture;
+use kbench_import::{hackbench, parse_file_text, ImportedRun};
 use serde_json::json;
 use std::process::Command;
-
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn runs_of(text: &str) -> Vec<ImportedRun> {
     let imported = parse_file_text("test.txt", text).expect("parses");

@@ -1,14 +1,9 @@
 //! The reader of kbench's own run records (`kbench bench --json`), on captured records.
-use kbench_record::RunRecord;
-use kbench_store::import::{parse_file_text, run_record};
+mod common;
 
-fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/import/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::fixture;
+use kbench_import::{parse_file_text, run_record};
+use kbench_record::RunRecord;
 
 #[test]
 fn each_record_is_a_run_with_the_metrics_it_declares() {

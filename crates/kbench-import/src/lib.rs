@@ -1,77 +1,36 @@
-//! Readers of other tools' output, each turning a file into plain [`Imported`] data.
-//! They know nothing about the database: the store writes what they return in one
-//! transaction, so a malformed file imports nothing.
+//! Every reader of outside text kbench imports, each a pure function returning typed
+//! records. They know nothing about the database: the store writes what they return in
+//! one transaction, so a malformed file imports nothing; kbench-fuzz fuzzes them here.
 //!
-//! [`parse_file_text`] detects the format and hands the file to one reader; each reader
-//! is one module with a `looks_like` test and a `parse` function. The same table reads
-//! a command's output for `kbench exec` and `kbench ab` ([`read_output_figures`]).
+//! - Other tools' output into plain [`Imported`] data: [`parse_file_text`] detects the
+//!   format and hands the file to one reader; each reader is one module with a
+//!   `looks_like` test and a `parse` function. The same table reads a command's output
+//!   for `kbench exec` and `kbench ab` ([`read_output_figures`]).
+//! - [`trace`]: a kernel trace's wakes into run records (`kbench import-trace`).
+//! - [`lava`]: a LAVA job's log into console text and boots (`kbench import-console`).
+//! - [`export`]: kbench's own JSON export, checked and upgraded (`kbench import`).
+//!
+//! [`fnv1a`] fingerprints an imported file, so that it is not imported twice.
 use kbench_record::MetricValue;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+
+pub use kbench_record::imported::{Imported, ImportedRun, ImportedSummary};
 
 pub mod cyclictest;
+pub mod export;
 pub mod hackbench;
 pub mod hyperfine;
+pub mod lava;
 pub mod perf_bench;
 pub mod perf_stat;
 pub mod run_record;
+pub mod trace;
 
-/// Everything read from one file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Imported {
-    /// Which reader understood the file: `perf-bench`, `perf-stat`, `hyperfine`,
-    /// `hackbench`, `cyclictest`, `kbench-record`.
-    pub source_format: String,
-    /// Individual runs, in file order.
-    pub runs: Vec<ImportedRun>,
-    /// Summary-only results (what `perf stat -r` prints: mean, its standard error, n).
-    pub summaries: Vec<ImportedSummary>,
-}
-
-/// One run read from a file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImportedRun {
-    /// `sched/pipe`, `sched/messaging`, `command` (hyperfine), ...
-    pub workload: String,
-    /// Parameters known from the file (e.g. `loop`, `group`); may be empty.
-    pub params: BTreeMap<String, serde_json::Value>,
-    /// e.g. `pingpong` for perf 6.1's pipe output when the version is known, else
-    /// `perf-unknown-version` (see [`perf_bench`]); `hyperfine` for hyperfine runs.
-    pub variant: String,
-    /// The values, as the reader declares them (unit, direction, one primary):
-    /// `total_sec`, `usecs_per_op`, `ops_per_sec`, `wall_sec`, ..., in name order.
-    pub values: Vec<MetricValue>,
-    /// 1-based line in the file where the run starts (for error messages and provenance).
-    pub line: usize,
-    /// Exit status when the file records one (hyperfine `exit_codes`).
-    pub exit_status: Option<i32>,
-}
-
-impl ImportedRun {
-    /// The value of metric `name`, if the run has it.
-    pub fn value(&self, name: &str) -> Option<f64> {
-        self.values.iter().find(|v| v.name == name).map(|v| v.value)
-    }
-}
-
-/// A summary-only result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImportedSummary {
-    /// What was measured: the command perf stat ran (without its quotes).
-    pub workload: String,
-    /// The event name (`task-clock`, `context-switches`) or `time_elapsed_sec`.
-    pub metric: String,
-    /// As perf printed it (`msec`), `s` for the elapsed time, empty for plain counts.
-    pub unit: String,
-    pub mean: f64,
-    /// Standard error of the mean (perf stat's `+- x%` times the mean / 100).
-    pub std_error: f64,
-    pub n: u64,
-    pub line: usize,
-    /// Which way the metric improves (perf stat's counters and times: lower).
-    pub higher_is_better: bool,
-    /// The headline figure of its block (perf stat: the elapsed time).
-    pub primary: bool,
+/// FNV-1a, 64 bits: the fingerprint of an imported file's content, so that the same file
+/// is not imported twice into one label; not a security measure.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A file that no reader accepts, or a reader that found a malformed line.
