@@ -6,11 +6,11 @@
 extern crate kbench_workloads;
 #[macro_use]
 mod output;
+mod boots;
 mod cmd;
 mod error;
 mod guest;
 mod input;
-mod qmp;
 mod runner;
 mod session;
 
