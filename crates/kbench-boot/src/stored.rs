@@ -314,3 +314,149 @@ impl Reported {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_console::payload::{Begin, BeginUptimes, End, EndUptimes, Outgoing};
+    use kbench_console::Emitter;
+
+    const TARGET: BootTarget<'static> = BootTarget {
+        label: "vm-a",
+        expected_release: "6.12.0",
+        accel: Some("tcg"),
+        kind: "vm-ab",
+        shared_log: false,
+        kernel_config_sha256: None,
+        command_line: "kbench vm-ab",
+    };
+
+    fn guest_log(begin: &Begin, runs: &[StoredRun], end: Option<&End>) -> String {
+        let mut emitter = Emitter::new("n1");
+        let messages = std::iter::once(Outgoing::Begin(begin))
+            .chain(runs.iter().map(Outgoing::Record))
+            .chain([Outgoing::End(end)]);
+        let mut log = String::new();
+        for message in messages {
+            for line in emitter.lines(message.kind(), &message.payload().unwrap()) {
+                log += &line;
+                log += "\n";
+            }
+        }
+        log
+    }
+
+    fn begin() -> Begin {
+        Begin {
+            kernel_release: Some("6.12.0".into()),
+            governor: Some("none".into()),
+            planned_runs: Some(2),
+            uptime_s: Some(BeginUptimes { init: Some(1.0) }),
+            session: Some(NewSession {
+                label: "guest".into(),
+                environment: Some(serde_json::json!({
+                    "cmdline": "quiet kbench.session=n1 kbench.runs=1"
+                })),
+                uuid: Some("u-1".into()),
+                ..NewSession::default()
+            }),
+            ..Begin::default()
+        }
+    }
+
+    fn run() -> StoredRun {
+        StoredRun {
+            workload: "sched/pipe".into(),
+            exit_status: Some(0),
+            ..StoredRun::default()
+        }
+    }
+
+    #[test]
+    fn an_intact_boot_keeps_the_guests_session_and_runs_under_the_hosts_label() {
+        let end = End {
+            uptime_s: Some(EndUptimes {
+                init: Some(1.0),
+                results: Some(9.5),
+                ..EndUptimes::default()
+            }),
+        };
+        let log = guest_log(&begin(), &[run(), run()], Some(&end));
+        let host = HostView {
+            qemu_wall_s: Some(10.0),
+            ..HostView::default()
+        };
+        let boot = JudgedBoot::judge(&TARGET, "n1", &log, &host, 7);
+        assert_eq!(boot.failure, None);
+        assert_eq!(boot.runs, [run(), run()]);
+        let session = &boot.session;
+        assert_eq!(
+            (
+                session.label.as_str(),
+                session.kind.as_str(),
+                session.uuid.as_deref()
+            ),
+            ("vm-a", "vm-ab", Some("u-1"))
+        );
+        let env = session.environment.as_ref().unwrap();
+        assert_eq!(
+            env["cmdline"], "quiet kbench.runs=1",
+            "the nonce is dropped"
+        );
+        assert_eq!(env["vm_governor"], "none");
+        assert_eq!(env["vm_accel"], "tcg");
+        assert_eq!(env["vm_notice"], TCG_NOTICE);
+        assert_eq!(env["vm_qemu_wall_s"], 10.0);
+        assert_eq!(
+            env["vm_uptime_s"],
+            serde_json::json!({"init": 1.0, "suite_start": null, "suite_end": null, "results": 9.5}),
+            "END's uptimes"
+        );
+        assert!(env.get("vm_channel").is_none(), "not sent, not stored");
+    }
+
+    #[test]
+    fn a_boot_that_failed_is_one_failed_run_and_an_identity_of_its_own() {
+        let mut wrong = begin();
+        wrong.kernel_release = Some("6.1.0".into());
+        let log = guest_log(&wrong, &[run()], None);
+        let boot = JudgedBoot::judge(&TARGET, "n1", &log, &HostView::default(), 7);
+        assert_eq!(
+            boot.failure.as_deref(),
+            Some("booted kernel 6.1.0, not 6.12.0 (1 of 2 runs reported)")
+        );
+        assert_eq!(boot.runs.len(), 1);
+        assert_eq!(boot.runs[0].workload, "boot");
+        assert_eq!(boot.session.uuid, None);
+        // The empty END of a failed guest: BEGIN's uptime is the one there is.
+        let env = boot.session.environment.unwrap();
+        assert_eq!(env["vm_uptime_s"], serde_json::json!({"init": 1.0}));
+
+        let silent = JudgedBoot::judge(&TARGET, "n1", "", &HostView::default(), 7);
+        assert_eq!(
+            silent.failure.as_deref(),
+            Some("no BEGIN record: kbench never reported from the guest")
+        );
+        assert_eq!(silent.session.started_unix_ns, 7);
+    }
+
+    #[test]
+    fn a_session_stored_already_under_this_label_is_refused_and_a_copy_gets_its_own_identity() {
+        let log = guest_log(&begin(), &[run()], Some(&End::default()));
+        let boot = JudgedBoot::judge(&TARGET, "n1", &log, &HostView::default(), 7);
+        let mut again = boot.clone();
+        assert_eq!(
+            again.settle_identity(Some("vm-a")),
+            Err(StoreBootError::StoredAlready {
+                uuid: "u-1".into(),
+                label: "vm-a".into()
+            })
+        );
+        let mut copy = boot.clone();
+        copy.settle_identity(Some("elsewhere")).unwrap();
+        assert_eq!(copy.session.uuid, None);
+        let mut new = boot;
+        new.settle_identity(None).unwrap();
+        assert_eq!(new.session.uuid.as_deref(), Some("u-1"));
+    }
+}
