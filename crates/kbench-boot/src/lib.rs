@@ -1,8 +1,16 @@
 //! What kbench needs to boot a kernel under test: a reproducible initramfs around a
-//! static kbench, and the kernel itself out of a Debian package or an image file.
+//! static kbench, the kernel itself out of a Debian package or an image file, qemu's
+//! command line and the watch over one boot ([`qemu`], vCPU pinning through [`qmp`]),
+//! a LAVA job that boots two kernels on a board ([`lava`]), and a boot's console log
+//! turned into the session and runs stored of it ([`stored`]).
 pub mod deb;
 pub mod elf;
+pub mod init;
 pub mod initramfs;
+pub mod lava;
+pub mod qemu;
+pub mod qmp;
+pub mod stored;
 
 pub use deb::{kernel_from_deb, kernel_from_path, DebError, KernelImage};
 pub use initramfs::{Initramfs, InitramfsError};

@@ -90,6 +90,9 @@
 //! assert_eq!(parsed.messages[1].payload, b"{\"ops\":42}");
 //! ```
 //!
+//! What the messages carry is typed in [`payload`]: [`payload::Begin`], the run of
+//! each REC, an error's text and [`payload::End`], read back as [`payload::Received`].
+//!
 //! The crate does no I/O: the writer prints the lines, the host reads the capture.
 
 mod emit;
@@ -97,6 +100,7 @@ mod frame;
 pub mod lava;
 mod panics;
 mod parse;
+pub mod payload;
 mod split;
 
 pub use emit::Emitter;
@@ -114,6 +118,10 @@ pub const MAX_LINE: usize = 200;
 /// something a lab's scheduler can wait for while the runs go on (LAVA's test monitor
 /// starts there, see `kbench lava-job`). The parser ignores it.
 pub const READY_LINE: &str = "kbench: ready";
+
+/// The name of the virtio-serial port `kbench vm-ab` gives its guests for results: a
+/// guest whose kernel has the driver writes its framed lines there, away from printk.
+pub const RESULTS_PORT: &str = "org.kbench.results";
 
 /// What a message is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

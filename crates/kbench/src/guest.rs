@@ -9,7 +9,8 @@
 //! END with its uptimes. The lines go to the host's virtio-serial port when the kernel
 //! has one, else to the console. It then syncs and powers off. It never returns: PID 1 exiting
 //! panics the kernel, so an error becomes an ERROR record before the power-off.
-use kbench_console::{Emitter, Kind};
+use kbench_console::payload::{Begin, BeginUptimes, CallCosts, End, EndUptimes, Outgoing};
+use kbench_console::Emitter;
 use kbench_runner::{Plan, StopPolicy, WorkloadSpec};
 use std::io::Write;
 use std::time::Duration;
@@ -156,8 +157,8 @@ pub fn run_as_init() -> ! {
         Err(_) => Some("kbench panicked as /init".to_string()),
     };
     if let Some(message) = error {
-        reporter.send(Kind::Error, message.as_bytes());
-        reporter.send(Kind::End, b"");
+        reporter.send(Outgoing::Error(&message));
+        reporter.send(Outgoing::End(None));
     }
     power_off()
 }
@@ -183,52 +184,59 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     let plan = plan(&request)?;
     let mut session = crate::session::new_session("guest", "boot", Some(0));
     session.command_line = cmdline.trim().to_string();
-    let begin = serde_json::json!({
-        "version": kbench_console::VERSION,
-        "kernel_release": rustix::system::uname().release().to_string_lossy(),
-        "proc_version": std::fs::read_to_string("/proc/version").unwrap_or_default().trim(),
-        "governor": governor,
-        "channel": reporter.channel_name(),
-        "planned_runs": planned_runs(&request),
-        "call_cost_ns": call_costs_ns(),
+    let begin = Begin {
+        version: Some(kbench_console::VERSION),
+        kernel_release: Some(
+            rustix::system::uname()
+                .release()
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        proc_version: Some(
+            std::fs::read_to_string("/proc/version")
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        ),
+        governor: Some(governor),
+        channel: Some(reporter.channel_name().to_string()),
+        planned_runs: Some(planned_runs(&request)),
+        call_cost_ns: Some(call_costs_ns()),
         // Only a kernel built with IKCONFIG has /proc/config.gz; its hash is the one
         // the store keys configs by, so it can be matched to a config given later.
-        "kernel_config_sha256": kbench_sys::kconfig::read_running(&kbench_sys::Sysroot::host())
+        kernel_config_sha256: kbench_sys::kconfig::read_running(&kbench_sys::Sysroot::host())
             .map(|c| kbench_store::config_hash(&c.text)),
-        "uptime_s": { "init": init_started },
-        "session": session,
-    });
-    reporter.send(Kind::Begin, begin.to_string().as_bytes());
+        uptime_s: Some(BeginUptimes { init: init_started }),
+        session: Some(session),
+    };
+    reporter.send(Outgoing::Begin(&begin));
     let suite_started = uptime_s();
     // Each run goes out as it finishes: a boot that dies mid-suite has said how far
     // it got.
     let mut report_run = |_arm: usize, run: kbench_store::StoredRun| {
-        match serde_json::to_vec(&run) {
-            Ok(payload) => reporter.send(Kind::Record, &payload),
-            Err(e) => reporter.send(Kind::Error, e.to_string().as_bytes()),
-        }
+        reporter.send(Outgoing::Record(&run));
         Ok(())
     };
     kbench_runner::run_suite(&plan, &mut report_run).map_err(crate::args::runner_error)?;
     let suite_ended = uptime_s();
     // Seconds since the kernel started: kbench's own cost per boot is the time from
     // /init to the first run and from the last run to here.
-    let end = serde_json::json!({
-        "uptime_s": {
-            "init": init_started,
-            "suite_start": suite_started,
-            "suite_end": suite_ended,
-            "results": uptime_s(),
-        },
-    });
-    reporter.send(Kind::End, end.to_string().as_bytes());
+    let end = End {
+        uptime_s: Some(EndUptimes {
+            init: init_started,
+            suite_start: suite_started,
+            suite_end: suite_ended,
+            results: uptime_s(),
+        }),
+    };
+    reporter.send(Outgoing::End(Some(&end)));
     Ok(())
 }
 
 /// What the workloads' own probes cost per call in this guest: getcpu, with which
 /// tasks sample where they run (a vDSO call on x86, a real syscall on arm64), and the
 /// clock read around every timed section. The median of five batches.
-fn call_costs_ns() -> serde_json::Value {
+fn call_costs_ns() -> CallCosts {
     fn per_call_ns(mut f: impl FnMut()) -> f64 {
         const CALLS: u32 = 2000;
         let mut batches: Vec<f64> = (0..5)
@@ -243,14 +251,14 @@ fn call_costs_ns() -> serde_json::Value {
         batches.sort_by(f64::total_cmp);
         (batches[2] * 10.0).round() / 10.0
     }
-    serde_json::json!({
-        "getcpu": per_call_ns(|| {
+    CallCosts {
+        getcpu: per_call_ns(|| {
             std::hint::black_box(rustix::thread::sched_getcpu());
         }),
-        "clock_monotonic": per_call_ns(|| {
+        clock_monotonic: per_call_ns(|| {
             std::hint::black_box(std::time::Instant::now());
         }),
-    })
+    }
 }
 
 /// The runs the suite makes if none fails: warm-ups included, as each is reported.
@@ -328,8 +336,7 @@ fn set_performance_governor() -> String {
     }
 }
 
-/// The name of the virtio-serial port the host adds for results (`kbench vm-ab`).
-pub const RESULTS_PORT: &str = "org.kbench.results";
+use kbench_console::RESULTS_PORT;
 
 /// Where the framed lines go: the host's virtio-serial port when the kernel has the
 /// driver built in (no printk is ever mixed into it), else /dev/console (ttyS0,
@@ -373,12 +380,16 @@ impl Reporter {
     }
 
     /// One message: an error before the command line was read goes out under the
-    /// nonce read again, or `unknown`, which the host shows as another boot's.
-    fn send(&mut self, kind: Kind, payload: &[u8]) {
+    /// nonce read again, or `unknown`, which the host shows as another boot's. A
+    /// message that cannot be serialised goes out as the error saying so.
+    fn send(&mut self, message: Outgoing<'_>) {
         let emitter = self
             .emitter
             .get_or_insert_with(|| Emitter::new(&read_nonce().unwrap_or_else(|| "unknown".into())));
-        let lines = emitter.lines(kind, payload);
+        let lines = match message.payload() {
+            Ok(payload) => emitter.lines(message.kind(), &payload),
+            Err(e) => emitter.lines(kbench_console::Kind::Error, e.to_string().as_bytes()),
+        };
         self.write_lines(&lines);
     }
 

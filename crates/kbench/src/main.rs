@@ -7,11 +7,11 @@ extern crate kbench_workloads;
 #[macro_use]
 mod output;
 mod args;
+mod boots;
 mod cmd;
 mod error;
 mod guest;
 mod input;
-mod qmp;
 mod session;
 
 use clap::{CommandFactory, Parser, Subcommand};

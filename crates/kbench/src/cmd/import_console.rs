@@ -3,9 +3,10 @@
 //! `--label-a A --label-b B` reads the log of a `kbench lava-job` job, whose boots share
 //! one kernel command line: a boot's console is what LAVA logged in its namespace, and
 //! the namespace says which kernel it booted. [`kbench_import::lava`] reads the log.
-use crate::cmd::vm_ab::{store_boot, BootTarget, HostView};
+use crate::boots::{config_sha256, store_boot};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
+use kbench_boot::stored::{BootTarget, HostView};
 use kbench_console::lava::Side;
 use kbench_import::lava::{console_text, read_lava_job};
 use std::path::{Path, PathBuf};
@@ -112,13 +113,16 @@ fn import_boots(
         ));
     }
     let mut store = args.db.open()?;
+    let command_line = session::command_line();
+    let config_sha256 = config_sha256(config);
     let target = BootTarget {
         label,
         expected_release: args.kernel_release.as_deref().unwrap_or(""),
         accel: None,
         kind: "console",
         shared_log: true,
-        kernel_config: config,
+        kernel_config_sha256: config_sha256.as_deref(),
+        command_line: &command_line,
     };
     let mut failed = 0;
     // Each boot is judged on its own stretch of the capture: a panic in one boot's
@@ -128,6 +132,7 @@ fn import_boots(
         if !store_boot(
             &mut store,
             &target,
+            config,
             &boot.nonce,
             judged,
             &HostView::default(),
@@ -171,6 +176,7 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
         ));
     };
     let mut store = args.db.open()?;
+    let command_line = session::command_line();
     let mut per_side = [0usize; 2];
     let mut failed = 0;
     for boot in &job.boots {
@@ -193,9 +199,10 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             accel: None,
             kind: "lava",
             shared_log: false,
-            kernel_config: None,
+            kernel_config_sha256: None,
+            command_line: &command_line,
         };
-        if !store_boot(&mut store, &target, &job.nonce, &boot.console, &host)? {
+        if !store_boot(&mut store, &target, None, &job.nonce, &boot.console, &host)? {
             failed += 1;
         }
     }

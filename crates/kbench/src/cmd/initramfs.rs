@@ -1,5 +1,6 @@
 //! `kbench initramfs -o FILE`: an initramfs with kbench (or `--init`) as /init, plus
 //! `--add SRC:DEST` files, to boot a kernel under test straight into a benchmark.
+use crate::boots::init_error;
 use crate::error::{usage, UsageError};
 use kbench_boot::elf::needs_interpreter;
 use kbench_boot::Initramfs;
@@ -37,7 +38,8 @@ pub fn run(args: InitramfsArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|spec| parse_add_spec(spec))
         .collect::<Result<Vec<_>, _>>()?;
-    let (init_path, init) = init_binary(args.init.as_deref())?;
+    let (init_path, init) =
+        kbench_boot::init::init_binary(args.init.as_deref()).map_err(init_error)?;
     let mut image = Initramfs::with_init(init.clone());
     for (src, dest) in additions {
         let (data, mode) = read_with_mode(&src)?;
@@ -65,18 +67,8 @@ fn parse_add_spec(spec: &str) -> anyhow::Result<(PathBuf, String)> {
 }
 
 /// A file the user named: failing to read it is their mistake (exit 2).
-/// The executable to put at /init, `path` or else this kbench, with its bytes.
-pub fn init_binary(path: Option<&Path>) -> anyhow::Result<(PathBuf, Vec<u8>)> {
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => std::env::current_exe()?,
-    };
-    let bytes = read_input(&path)?;
-    Ok((path, bytes))
-}
-
 fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).or_else(|e| usage(format!("cannot read {}: {e}", path.display())))
+    kbench_boot::init::read_file(path).map_err(init_error)
 }
 
 fn read_with_mode(path: &Path) -> anyhow::Result<(Vec<u8>, u32)> {

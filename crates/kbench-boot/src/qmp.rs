@@ -6,6 +6,22 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// Why the vCPUs could not be pinned: the boot fails with it.
+#[derive(Debug, thiserror::Error)]
+pub enum QmpError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Os(#[from] rustix::io::Errno),
+    #[error("{0}")]
+    Qemu(String),
+}
+
+/// A `--pin-vcpus` list that cannot be used: the user's mistake.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct PinListError(String);
+
 /// One vCPU thread and the host CPU it now runs on only.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct VcpuPin {
@@ -16,21 +32,22 @@ pub struct VcpuPin {
 
 /// Host CPUs in the order given (`2,0` pins vCPU 0 to CPU 2), ranges expanded; each
 /// one this process may run on, so that a pin cannot fail once qemu runs.
-pub fn parse_pin_list(list: &str) -> Result<Vec<u32>, String> {
+pub fn parse_pin_list(list: &str) -> Result<Vec<u32>, PinListError> {
     let allowed = rustix::thread::sched_getaffinity(None)
-        .map_err(|e| format!("--pin-vcpus: reading this process's CPUs: {e}"))?;
+        .map_err(|e| PinListError(format!("--pin-vcpus: reading this process's CPUs: {e}")))?;
     let mut cpus = Vec::new();
     for item in list.split(',') {
-        let expanded = kbench_sys::parse_cpulist(item).map_err(|e| format!("--pin-vcpus: {e}"))?;
+        let expanded = kbench_sys::parse_cpulist(item)
+            .map_err(|e| PinListError(format!("--pin-vcpus: {e}")))?;
         if expanded.is_empty() {
-            return Err(format!("--pin-vcpus {list}: an empty item"));
+            return Err(PinListError(format!("--pin-vcpus {list}: an empty item")));
         }
         if let Some(cpu) = expanded.iter().find(|&&c| {
             c as usize >= rustix::thread::CpuSet::MAX_CPU || !allowed.is_set(c as usize)
         }) {
-            return Err(format!(
+            return Err(PinListError(format!(
                 "--pin-vcpus {list}: CPU {cpu} is not one this process may run on"
-            ));
+            )));
         }
         cpus.extend(expanded);
     }
@@ -46,7 +63,7 @@ pub fn pin_vcpus(
     cpus: &[u32],
     timeout: Duration,
     qemu_gone: &mut dyn FnMut() -> Option<String>,
-) -> anyhow::Result<Vec<VcpuPin>> {
+) -> Result<Vec<VcpuPin>, QmpError> {
     let stream = connect(socket, timeout, qemu_gone)?;
     stream.set_read_timeout(Some(timeout))?;
     let mut session = Qmp {
@@ -64,26 +81,29 @@ pub fn pin_vcpus(
         // Single-threaded TCG runs every vCPU on one thread: pinning it once per vCPU
         // would record pins that do not hold.
         if let Some(other) = pins.iter().find(|p| i64::from(p.thread_id) == tid) {
-            anyhow::bail!(
+            return Err(QmpError::Qemu(format!(
                 "vCPUs {} and {vcpu} share thread {tid}: pinning needs one thread per vCPU (multi-threaded TCG or KVM)",
                 other.vcpu
-            );
+            )));
         }
         let host_cpu = cpus[vcpu as usize % cpus.len()];
         let pid = rustix::process::Pid::from_raw(tid as i32)
-            .ok_or_else(|| anyhow::anyhow!("qemu reported thread id {tid}"))?;
-        rustix::thread::sched_setaffinity(Some(pid), &kbench_workloads::cpus::cpu_set(&[host_cpu]))
-            .map_err(|e| {
-                anyhow::anyhow!("pinning vCPU {vcpu} (thread {tid}) to CPU {host_cpu}: {e}")
-            })?;
+            .ok_or_else(|| QmpError::Qemu(format!("qemu reported thread id {tid}")))?;
+        let mut only_host_cpu = rustix::thread::CpuSet::new();
+        only_host_cpu.set(host_cpu as usize);
+        rustix::thread::sched_setaffinity(Some(pid), &only_host_cpu).map_err(|e| {
+            QmpError::Qemu(format!(
+                "pinning vCPU {vcpu} (thread {tid}) to CPU {host_cpu}: {e}"
+            ))
+        })?;
         let now = rustix::thread::sched_getaffinity(Some(pid))?;
         let only = (0..rustix::thread::CpuSet::MAX_CPU)
             .filter(|&c| now.is_set(c))
             .collect::<Vec<_>>();
         if only != [host_cpu as usize] {
-            anyhow::bail!(
+            return Err(QmpError::Qemu(format!(
                 "vCPU {vcpu} (thread {tid}) runs on CPUs {only:?} after pinning to {host_cpu}"
-            );
+            )));
         }
         pins.push(VcpuPin {
             vcpu: vcpu as u32,
@@ -92,7 +112,7 @@ pub fn pin_vcpus(
         });
     }
     if pins.is_empty() {
-        anyhow::bail!("qemu reported no vCPU threads");
+        return Err(QmpError::Qemu("qemu reported no vCPU threads".into()));
     }
     Ok(pins)
 }
@@ -101,16 +121,19 @@ fn connect(
     socket: &Path,
     timeout: Duration,
     qemu_gone: &mut dyn FnMut() -> Option<String>,
-) -> anyhow::Result<UnixStream> {
+) -> Result<UnixStream, QmpError> {
     let deadline = Instant::now() + timeout;
     loop {
         match UnixStream::connect(socket) {
             Ok(stream) => return Ok(stream),
             Err(_) if qemu_gone().is_some() => {
-                anyhow::bail!("{}", qemu_gone().unwrap_or_default())
+                return Err(QmpError::Qemu(qemu_gone().unwrap_or_default()))
             }
             Err(e) if Instant::now() >= deadline => {
-                anyhow::bail!("qemu's QMP socket {}: {e}", socket.display())
+                return Err(QmpError::Qemu(format!(
+                    "qemu's QMP socket {}: {e}",
+                    socket.display()
+                )))
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -123,25 +146,25 @@ struct Qmp {
 }
 
 impl Qmp {
-    fn execute(&mut self, command: &str) -> anyhow::Result<serde_json::Value> {
+    fn execute(&mut self, command: &str) -> Result<serde_json::Value, QmpError> {
         let request = serde_json::json!({ "execute": command });
         self.writer.write_all(format!("{request}\n").as_bytes())?;
         let reply = self.reply()?;
         if let Some(error) = reply.get("error") {
-            anyhow::bail!("qemu refused {command}: {error}");
+            return Err(QmpError::Qemu(format!("qemu refused {command}: {error}")));
         }
         Ok(reply["return"].clone())
     }
 
     /// The next line that is not an asynchronous event.
-    fn reply(&mut self) -> anyhow::Result<serde_json::Value> {
+    fn reply(&mut self) -> Result<serde_json::Value, QmpError> {
         loop {
             let mut line = String::new();
             if self.reader.read_line(&mut line)? == 0 {
-                anyhow::bail!("qemu closed its QMP socket");
+                return Err(QmpError::Qemu("qemu closed its QMP socket".into()));
             }
             let value: serde_json::Value = serde_json::from_str(&line)
-                .map_err(|e| anyhow::anyhow!("qemu's QMP said {line:?}: {e}"))?;
+                .map_err(|e| QmpError::Qemu(format!("qemu's QMP said {line:?}: {e}")))?;
             if value.get("event").is_none() {
                 return Ok(value);
             }
@@ -164,7 +187,10 @@ mod tests {
         let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
         assert_eq!(parse_pin_list(&list.join(",")).unwrap(), cpus);
         // Beyond what a CPU set holds, or not ours: refused before qemu starts.
-        assert!(parse_pin_list("65535").unwrap_err().contains("65535"));
+        assert!(parse_pin_list("65535")
+            .unwrap_err()
+            .to_string()
+            .contains("65535"));
         let absent =
             (0..rustix::thread::CpuSet::MAX_CPU as u32).find(|&c| !allowed.is_set(c as usize));
         if let Some(cpu) = absent {

@@ -1,0 +1,414 @@
+//! qemu for a boot of `kbench vm-ab`: its command line, the accelerator and why, and
+//! the watch over one boot's output with its deadlines. Starting and stopping the
+//! process is the caller's, with its rules for children (one that dies with kbench).
+use crate::deb::Arch;
+use kbench_console::lava::{abba, Side};
+use kbench_console::{Kind, RESULTS_PORT};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// What every boot of an A/B asks of qemu.
+#[derive(Debug, Clone)]
+pub struct QemuSetup {
+    /// The qemu binary, when not the one of the kernels' architecture.
+    pub qemu: Option<String>,
+    /// qemu's CPU model, when not the default for the accelerator.
+    pub cpu: Option<String>,
+    pub smp: u32,
+    pub mem_mib: u32,
+    /// Extra qemu arguments, last on its command line.
+    pub qemu_args: Vec<String>,
+    /// Words for the kernel command line after kbench's session nonce: what to run,
+    /// then the user's.
+    pub kernel_words: Vec<String>,
+}
+
+/// Where one boot's output goes.
+#[derive(Debug, Clone)]
+pub struct BootFiles {
+    /// The serial console: printk, and the results when the guest has no virtio port.
+    pub console: PathBuf,
+    /// The virtio-serial results port.
+    pub results: PathBuf,
+    /// qemu's QMP socket, when vCPUs are pinned.
+    pub qmp: Option<PathBuf>,
+}
+
+/// Where the virtio port's lines start in a stored log.
+const RESULTS_HEADER: &str = "=== kbench: virtio-serial port org.kbench.results ===";
+
+impl BootFiles {
+    pub fn in_dir(dir: &Path, boot: u32, pinning: bool) -> BootFiles {
+        BootFiles {
+            console: dir.join(format!("boot{boot}.console")),
+            results: dir.join(format!("boot{boot}.results")),
+            qmp: pinning.then(|| dir.join(format!("boot{boot}.qmp"))),
+        }
+    }
+
+    /// Both channels as one log: the framed lines are found wherever they are, and a
+    /// panic on the console explains results that stop early.
+    pub fn read_log(&self) -> String {
+        let read =
+            |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+        let results = read(&self.results);
+        let console = read(&self.console);
+        if results.is_empty() {
+            console
+        } else {
+            format!("{console}\n{RESULTS_HEADER}\n{results}")
+        }
+    }
+}
+
+/// (boot number, side) in ABBA order: A B, B A, A B, ...; side 0 is A.
+pub fn order(boots: u32) -> Vec<(u32, usize)> {
+    abba(boots)
+        .into_iter()
+        .enumerate()
+        .map(|(i, side)| (i as u32, usize::from(side == Side::B)))
+        .collect()
+}
+
+fn console_arg(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "console=ttyS0",
+        Arch::Arm64 => "console=ttyAMA0",
+    }
+}
+
+fn kernel_cmdline(setup: &QemuSetup, arch: Arch, nonce: &str) -> String {
+    let mut cmdline = format!(
+        "{} quiet panic=-1 kbench.session={nonce}",
+        console_arg(arch)
+    );
+    for word in &setup.kernel_words {
+        cmdline.push(' ');
+        cmdline.push_str(word);
+    }
+    cmdline
+}
+
+/// The qemu binary and machine of an architecture, and its CPU: `cpu`, else under KVM
+/// the host's, else the most capable one TCG emulates.
+fn machine_args<'a>(arch: Arch, accel: &str, cpu: Option<&'a str>) -> (&'static str, Vec<&'a str>) {
+    let kvm = accel == "kvm";
+    let cpu = cpu.unwrap_or(if kvm { "host" } else { "max" });
+    match arch {
+        Arch::X86_64 => ("qemu-system-x86_64", vec!["-cpu", cpu]),
+        Arch::Arm64 => (
+            "qemu-system-aarch64",
+            vec![
+                "-M",
+                if kvm { "virt,gic-version=host" } else { "virt" },
+                "-cpu",
+                cpu,
+            ],
+        ),
+    }
+}
+
+/// The qemu command of one boot: `kernel` with `initrd`, its console and results
+/// ports in `files`, and `nonce` on its command line.
+pub fn qemu_command(
+    setup: &QemuSetup,
+    accel: &str,
+    arch: Arch,
+    kernel: &Path,
+    initrd: &Path,
+    nonce: &str,
+    files: &BootFiles,
+) -> Command {
+    let (default_qemu, machine) = machine_args(arch, accel, setup.cpu.as_deref());
+    let mut cmd = Command::new(setup.qemu.as_deref().unwrap_or(default_qemu));
+    cmd.args(["-accel", accel])
+        .args(machine)
+        .args([
+            "-smp",
+            &setup.smp.to_string(),
+            "-m",
+            &setup.mem_mib.to_string(),
+        ])
+        .args(["-display", "none", "-monitor", "none", "-no-reboot"])
+        .arg("-serial")
+        .arg(format!("file:{}", files.console.display()))
+        // The results port: a kernel with virtio-serial built in writes there, away
+        // from printk; one without it ignores the device and uses the console.
+        .args(["-device", "virtio-serial,id=kbench-serial"])
+        .arg("-chardev")
+        .arg(format!(
+            "file,id=kbench-results,path={}",
+            files.results.display()
+        ))
+        .arg("-device")
+        .arg(format!(
+            "virtserialport,bus=kbench-serial.0,chardev=kbench-results,name={RESULTS_PORT}"
+        ));
+    if let Some(qmp) = &files.qmp {
+        cmd.arg("-qmp")
+            .arg(format!("unix:{},server=on,wait=off", qmp.display()));
+    }
+    cmd.arg("-kernel")
+        .arg(kernel)
+        .arg("-initrd")
+        .arg(initrd)
+        .arg("-append")
+        .arg(kernel_cmdline(setup, arch, nonce))
+        .args(&setup.qemu_args);
+    cmd
+}
+
+/// How long kernel A may take under KVM to reach its early panic before `--accel auto`
+/// decides this machine's KVM cannot run it: a working KVM gets there in about a
+/// second, TCG in three or four.
+pub const KVM_PROBE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The accelerator, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccelChoice {
+    pub accel: String,
+    pub reason: String,
+}
+
+/// `kvm` or `tcg` as asked; for `auto`, TCG where KVM cannot run the kernels at all,
+/// else `None`: a /dev/kvm that answers is not enough, since a nested KVM can create
+/// a VM whose kernel then never prints a line (this project's CI machines), so the
+/// caller probes with [`kvm_probe_command`] and decides with [`accel_after_probe`].
+pub fn accel_without_probe_needed(asked: &str, arch: Arch) -> Option<AccelChoice> {
+    if asked != "auto" {
+        return Some(AccelChoice {
+            accel: asked.to_string(),
+            reason: format!("--accel {asked}, as asked"),
+        });
+    }
+    if !runs_natively(arch) {
+        return Some(tcg(format!(
+            "the kernels are {} and this machine {}",
+            arch.as_str(),
+            std::env::consts::ARCH
+        )));
+    }
+    if !Path::new("/dev/kvm").exists() {
+        return Some(tcg("no /dev/kvm".into()));
+    }
+    None
+}
+
+fn tcg(why: String) -> AccelChoice {
+    AccelChoice {
+        accel: "tcg".into(),
+        reason: format!("--accel auto: {why}, so TCG"),
+    }
+}
+
+/// A boot of the kernel itself under KVM, without an initramfs, to the panic it
+/// reaches when it finds no root; its console goes to `log`.
+pub fn kvm_probe_command(setup: &QemuSetup, arch: Arch, kernel: &Path, log: &Path) -> Command {
+    let (default_qemu, machine) = machine_args(arch, "kvm", setup.cpu.as_deref());
+    let mut cmd = Command::new(setup.qemu.as_deref().unwrap_or(default_qemu));
+    cmd.args(["-accel", "kvm"])
+        .args(machine)
+        .args([
+            "-smp", "1", "-m", "256", "-display", "none", "-monitor", "none",
+        ])
+        .args(["-no-reboot", "-serial"])
+        .arg(format!("file:{}", log.display()))
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-append")
+        .arg(format!("{} panic=-1", console_arg(arch)))
+        .args(&setup.qemu_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+/// KVM when the probe reached the early panic: `exited` is qemu's status, `None` when
+/// it was stopped at [`KVM_PROBE_DEADLINE`]; `console` what it printed.
+pub fn accel_after_probe(
+    exited: Option<ExitStatus>,
+    console: &str,
+    elapsed: Duration,
+) -> AccelChoice {
+    let panicked = !kbench_console::parse(console, "").panics.is_empty();
+    match exited {
+        Some(_) if panicked => AccelChoice {
+            accel: "kvm".into(),
+            reason: format!(
+                "--accel auto: KVM booted kernel A to its early panic in {:.1} s, so KVM",
+                elapsed.as_secs_f64()
+            ),
+        },
+        Some(status) => tcg(format!(
+            "qemu under KVM exited ({status}) before kernel A reached its early panic"
+        )),
+        None => tcg(format!(
+            "kernel A did not reach its early panic under KVM within {} s",
+            KVM_PROBE_DEADLINE.as_secs()
+        )),
+    }
+}
+
+/// Whether KVM could run a kernel of `arch` here at all.
+fn runs_natively(arch: Arch) -> bool {
+    matches!(
+        (arch, std::env::consts::ARCH),
+        (Arch::X86_64, "x86_64") | (Arch::Arm64, "aarch64")
+    )
+}
+
+/// What `--dry-run` shows for `auto`, which runs no probe.
+pub fn accel_for_dry_run(asked: &str, arch: Arch) -> String {
+    match asked {
+        "auto" if runs_natively(arch) && Path::new("/dev/kvm").exists() => "kvm".into(),
+        "auto" => "tcg".into(),
+        other => other.into(),
+    }
+}
+
+/// The deadlines of one boot.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// From qemu's start to kbench's BEGIN.
+    pub begin: Duration,
+    /// From qemu's start to kbench's END.
+    pub end: Duration,
+    /// From END to qemu's exit.
+    pub exit: Duration,
+}
+
+/// How qemu ended, as the host saw it.
+#[derive(Debug, Default)]
+pub struct BootRun {
+    /// Why the host gave up on the boot, or qemu died: the boot failed.
+    pub failure: Option<String>,
+    /// Said of the boot without failing it (a guest that did not power off).
+    pub notes: Vec<String>,
+    pub pins: Vec<crate::qmp::VcpuPin>,
+}
+
+/// How often the host looks at qemu and at the boot's output.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// What the watch says after a look at a running qemu.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Look again after [`WATCH_INTERVAL`].
+    Wait,
+    /// Stop qemu: the boot failed with `failure`, or it is done with a `note`.
+    Stop {
+        failure: Option<String>,
+        note: Option<String>,
+    },
+}
+
+/// What the boot's output has shown so far. Each look reads only what the two files
+/// gained since the last, up to their last complete line.
+#[derive(Debug)]
+pub struct Watch {
+    started: Instant,
+    begun: bool,
+    ended_at: Option<Instant>,
+    read_to: [u64; 2],
+}
+
+impl Watch {
+    /// A watch over a qemu started now.
+    pub fn start() -> Watch {
+        Watch {
+            started: Instant::now(),
+            begun: false,
+            ended_at: None,
+            read_to: [0; 2],
+        }
+    }
+
+    /// Reads what the boot wrote since the last look, and says whether a deadline
+    /// passed: no BEGIN, no END, or no exit after END.
+    pub fn look(&mut self, files: &BootFiles, nonce: &str, deadlines: Deadlines) -> Step {
+        self.read(files, nonce);
+        let stop = |failure, note| Step::Stop { failure, note };
+        match self.ended_at {
+            Some(ended) if ended.elapsed() >= deadlines.exit => stop(
+                None,
+                Some(format!(
+                    "the guest sent END but did not power off within {} s; stopped, results kept",
+                    deadlines.exit.as_secs()
+                )),
+            ),
+            Some(_) => Step::Wait,
+            None if !self.begun && self.started.elapsed() >= deadlines.begin => stop(
+                Some(format!(
+                    "no BEGIN from kbench within {} s of qemu's start",
+                    deadlines.begin.as_secs()
+                )),
+                None,
+            ),
+            None if self.started.elapsed() >= deadlines.end => stop(
+                Some(format!(
+                    "no END from kbench within {} s of qemu's start",
+                    deadlines.end.as_secs()
+                )),
+                None,
+            ),
+            None => Step::Wait,
+        }
+    }
+
+    fn read(&mut self, files: &BootFiles, nonce: &str) {
+        if self.ended_at.is_some() {
+            return;
+        }
+        for (i, path) in [&files.console, &files.results].into_iter().enumerate() {
+            let fresh = read_new_lines(path, &mut self.read_to[i]);
+            for kind in kbench_console::line_kinds(&fresh, nonce) {
+                match kind {
+                    Kind::Begin => self.begun = true,
+                    Kind::End => self.ended_at = Some(Instant::now()),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// The complete lines `path` gained after byte `*from`, which moves past them.
+fn read_new_lines(path: &Path, from: &mut u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let mut fresh = Vec::new();
+    if file.seek(SeekFrom::Start(*from)).is_err() || file.read_to_end(&mut fresh).is_err() {
+        return String::new();
+    }
+    let complete = fresh.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    fresh.truncate(complete);
+    *from += complete as u64;
+    String::from_utf8_lossy(&fresh).into_owned()
+}
+
+/// A qemu that died of a signal or failed says so; a clean exit (power-off, or the
+/// reboot `-no-reboot` turns into an exit after a panic) is judged by the log.
+pub fn qemu_exit_failure(status: ExitStatus) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(signal) = status.signal() {
+        return Some(format!("qemu was killed by signal {signal}"));
+    }
+    (!status.success()).then(|| format!("qemu failed ({status})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boots_alternate_abba() {
+        let sides: Vec<usize> = order(3).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(sides, [0, 1, 1, 0, 0, 1]);
+        let boots: Vec<u32> = order(2).into_iter().map(|(b, _)| b).collect();
+        assert_eq!(boots, [0, 1, 2, 3]);
+    }
+}
