@@ -240,7 +240,10 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, Ser
     let mut out = SeriesRuns::new();
     let mut resolutions = SeriesResolutions::new();
     let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
-    for run in runs.iter().filter(|r| r.is_measured()) {
+    for run in runs
+        .iter()
+        .filter(|r| r.is_measured() && may_have_series(r))
+    {
         let Some(record) = run.record().filter(|r| !r.series.is_empty()) else {
             continue;
         };
@@ -276,4 +279,13 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, Ser
         }
     }
     (out, resolutions)
+}
+
+/// Whether a run's record may hold latency series: most workloads' records have none,
+/// and are not worth parsing whole to find out (kbench writes keys unescaped).
+fn may_have_series(run: &RunRow) -> bool {
+    run.run
+        .record
+        .as_ref()
+        .is_some_and(|r| r.as_str().contains("\"series\""))
 }

@@ -13,6 +13,7 @@ mod input;
 mod qmp;
 mod runner;
 mod session;
+mod verdict;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
