@@ -83,8 +83,17 @@ impl Design {
 /// The same sessions (two or more): paired by session. Otherwise the runs alternate
 /// in one session, and runs are the units.
 pub fn choose_design(a: &[Observation], b: &[Observation]) -> Design {
+    // Runs of one unit come together: only a change of unit is looked up in the set.
     fn set(o: &[Observation], f: fn(&Observation) -> &str) -> BTreeSet<&str> {
-        o.iter().map(f).collect()
+        let mut units = BTreeSet::new();
+        let mut last = None;
+        for unit in o.iter().map(f) {
+            if last != Some(unit) {
+                units.insert(unit);
+                last = Some(unit);
+            }
+        }
+        units
     }
     let (boots_a, boots_b) = (set(a, |o| &o.boot), set(b, |o| &o.boot));
     if boots_a != boots_b {
