@@ -3,6 +3,7 @@
 //! else.
 use crate::calibration::{self, Calibration, ComponentKey, Fingerprint, POOLED_QUANTILES};
 use crate::group::{self, Key, RunKey, Side};
+use crate::label::LabelData;
 use crate::model::*;
 use crate::AnalysisError;
 use kbench_record::Role;
@@ -12,6 +13,7 @@ use kbench_stats::{
 };
 use kbench_store::{RunRow, SessionRow, Store, SummaryRow};
 use kbench_sys::kconfig::{self, KernelConfig};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Options of a comparison report.
@@ -51,20 +53,6 @@ impl Default for ReportOptions {
     }
 }
 
-struct Loaded {
-    runs: Vec<RunRow>,
-    sessions: Vec<SessionRow>,
-    summaries: Vec<SummaryRow>,
-}
-
-fn load(store: &Store, label: &str) -> Result<Loaded, AnalysisError> {
-    Ok(Loaded {
-        runs: store.runs(label)?,
-        sessions: store.sessions(label)?,
-        summaries: store.summaries(label)?,
-    })
-}
-
 /// Which machines' runs a comparison uses. Runs of different machines are never
 /// pooled unless asked ([`Machines::Across`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,68 +74,22 @@ pub fn machines_of(sessions: &[SessionRow]) -> Vec<String> {
     known.into_iter().cloned().collect()
 }
 
-/// Keeps the sessions of `machine` and their runs; returns the sessions' ids.
-pub(crate) fn retain_machine(
-    machine: &str,
-    sessions: &mut Vec<SessionRow>,
-    runs: &mut Vec<RunRow>,
-) -> BTreeSet<i64> {
-    sessions.retain(|s| s.machine.as_deref() == Some(machine));
-    let ids: BTreeSet<i64> = sessions.iter().map(|s| s.id).collect();
-    runs.retain(|r| ids.contains(&r.session_id));
-    ids
-}
-
-impl Loaded {
-    /// Keeps the sessions of `machine`, with their runs and summaries.
-    fn retain_machine(&mut self, machine: &str) {
-        let ids = retain_machine(machine, &mut self.sessions, &mut self.runs);
-        self.summaries.retain(|m| ids.contains(&m.session_id));
-    }
-
-    /// Makes each machine the top level of replication: its boots and sessions become
-    /// one unit, nested in it.
-    fn machines_as_boots(&mut self) {
-        let machine_of: BTreeMap<i64, String> = self
-            .sessions
-            .iter()
-            .map(|s| (s.id, machine_unit(s.machine.as_deref(), s.id)))
-            .collect();
-        for s in &mut self.sessions {
-            s.boot_id = machine_of.get(&s.id).cloned();
-        }
-        for r in &mut self.runs {
-            r.boot_id = machine_of.get(&r.session_id).cloned();
-        }
-    }
-}
-
-fn machine_unit(machine: Option<&str>, session_id: i64) -> String {
-    machine.map_or_else(
-        || format!("machine:unknown:{session_id}"),
-        |m| format!("machine:{m}"),
-    )
-}
-
-/// Narrows both sides to the machines `choice` asks for; says which were used.
+/// Which machines of the two sides `choice` asks for, to narrow both to with
+/// [`narrowed`]; `None` when the labels hold no two machines' runs.
 fn select_machines(
-    a: &mut Loaded,
-    b: &mut Loaded,
+    a: &LabelData,
+    b: &LabelData,
     choice: &Machines,
 ) -> Result<Option<MachinesCompared>, AnalysisError> {
     let (in_a, in_b) = (machines_of(&a.sessions), machines_of(&b.sessions));
     let all: BTreeSet<&String> = in_a.iter().chain(&in_b).collect();
-    let one = |machine: &str, a: &mut Loaded, b: &mut Loaded| {
+    let one = |machine: &str| {
         let left_out = |side: &[String]| side.iter().filter(|m| *m != machine).cloned().collect();
-        let compared = MachinesCompared::One {
+        MachinesCompared::One {
             machine: machine.to_string(),
             base_left_out: left_out(&in_a),
             new_left_out: left_out(&in_b),
-        };
-        for side in [a, b] {
-            side.retain_machine(machine);
         }
-        compared
     };
     if let Machines::Only(machine) = choice {
         for (label_side, machines) in [("BASE", &in_a), ("NEW", &in_b)] {
@@ -164,22 +106,15 @@ fn select_machines(
         return Ok(None);
     }
     match choice {
-        Machines::Only(machine) => Ok(Some(one(machine, a, b))),
-        Machines::Across => {
-            a.machines_as_boots();
-            b.machines_as_boots();
-            Ok(Some(MachinesCompared::Across {
-                base: in_a,
-                new: in_b,
-            }))
-        }
+        Machines::Only(machine) => Ok(Some(one(machine))),
+        Machines::Across => Ok(Some(MachinesCompared::Across {
+            base: in_a.clone(),
+            new: in_b.clone(),
+        })),
         Machines::Same => {
             let common: Vec<&String> = in_a.iter().filter(|m| in_b.contains(m)).collect();
             match common[..] {
-                [machine] => {
-                    let machine = machine.clone();
-                    Ok(Some(one(&machine, a, b)))
-                }
+                [machine] => Ok(Some(one(machine))),
                 _ => Err(AnalysisError::Usage(format!(
                     "the labels ran on more than one machine (BASE: {}; NEW: {}), whose runs \
                      are never pooled: name one with --machine NAME, or compare with \
@@ -192,6 +127,16 @@ fn select_machines(
     }
 }
 
+/// A side's runs on the machines a comparison uses: the label itself when it holds
+/// one machine's runs.
+fn narrowed<'a>(data: &'a LabelData, machines: Option<&MachinesCompared>) -> Cow<'a, LabelData> {
+    match machines {
+        None => Cow::Borrowed(data),
+        Some(MachinesCompared::One { machine, .. }) => Cow::Owned(data.of_machine(machine)),
+        Some(MachinesCompared::Across { .. }) => Cow::Owned(data.machines_as_boots()),
+    }
+}
+
 fn listed(machines: &[String]) -> String {
     if machines.is_empty() {
         "no known machine".into()
@@ -200,7 +145,7 @@ fn listed(machines: &[String]) -> String {
     }
 }
 
-fn side_summary(label: &str, loaded: &Loaded) -> SideSummary {
+fn side_summary(label: &str, loaded: &LabelData) -> SideSummary {
     let sessions: BTreeSet<String> = loaded.sessions.iter().map(group::session_unit).collect();
     SideSummary {
         label: label.to_string(),
@@ -279,21 +224,102 @@ pub fn compare_labels_on(
     opts: ReportOptions,
     machines: &Machines,
 ) -> Result<CompareReport, AnalysisError> {
+    refuse_same(base, new)?;
+    for label in [base, new] {
+        check_label(store, label)?;
+    }
+    let (a, b) = (LabelData::load(store, base)?, LabelData::load(store, new)?);
+    compare_loaded(store, &a, &b, opts, machines)
+}
+
+/// Each of `news` compared against `base`, each label read once, in order: the
+/// comparisons with the labels they were drawn from (for the plots).
+pub fn compare_each(
+    store: &Store,
+    base: &str,
+    news: &[String],
+    opts: ReportOptions,
+    machines: &Machines,
+) -> Result<Comparisons, AnalysisError> {
+    let mut base_data: Option<LabelData> = None;
+    let (mut loaded, mut reports) = (Vec::new(), Vec::new());
+    for new in news {
+        refuse_same(base, new)?;
+        for label in [base, new.as_str()] {
+            check_label(store, label)?;
+        }
+        let a = match base_data.take() {
+            Some(a) => a,
+            None => LabelData::load(store, base)?,
+        };
+        let b = LabelData::load(store, new)?;
+        let report = compare_loaded(store, &a, &b, opts, machines)?;
+        base_data = Some(a);
+        loaded.push(b);
+        reports.push(report);
+    }
+    Ok(Comparisons {
+        base: base_data.unwrap_or_default(),
+        news: loaded,
+        reports,
+    })
+}
+
+/// The comparisons of NEW labels against one BASE, with the labels as read.
+#[derive(Debug, Clone, Default)]
+pub struct Comparisons {
+    pub base: LabelData,
+    /// The NEW labels, in the order asked.
+    pub news: Vec<LabelData>,
+    /// The comparison of each NEW label against BASE, in the same order.
+    pub reports: Vec<CompareReport>,
+}
+
+/// NEW labels are columns: one named twice is a mistake, refused before anything is read.
+pub fn check_distinct(news: &[String]) -> Result<(), AnalysisError> {
+    for (i, label) in news.iter().enumerate() {
+        if news[..i].contains(label) {
+            return Err(AnalysisError::Usage(format!("'{label}' is named twice")));
+        }
+    }
+    Ok(())
+}
+
+fn refuse_same(base: &str, new: &str) -> Result<(), AnalysisError> {
     if base == new {
         return Err(AnalysisError::Usage(format!(
             "BASE and NEW are both '{base}': name two labels"
         )));
     }
-    for label in [base, new] {
-        if !store.has_label(label)? {
-            return Err(AnalysisError::Usage(format!(
-                "no runs labelled '{label}' in {}",
-                store.path().display()
-            )));
-        }
+    Ok(())
+}
+
+fn check_label(store: &Store, label: &str) -> Result<(), AnalysisError> {
+    if !store.has_label(label)? {
+        return Err(AnalysisError::Usage(format!(
+            "no runs labelled '{label}' in {}",
+            store.path().display()
+        )));
     }
-    let (mut a, mut b) = (load(store, base)?, load(store, new)?);
-    let machines = select_machines(&mut a, &mut b, machines)?;
+    Ok(())
+}
+
+/// Compares the loaded label `new` against `base` on the machines `machines` chooses;
+/// the store gives only this machine's calibration and the kernel configs.
+pub fn compare_loaded(
+    store: &Store,
+    base_data: &LabelData,
+    new_data: &LabelData,
+    opts: ReportOptions,
+    machines: &Machines,
+) -> Result<CompareReport, AnalysisError> {
+    let (base, new) = (base_data.label.as_str(), new_data.label.as_str());
+    refuse_same(base, new)?;
+    let machines = select_machines(base_data, new_data, machines)?;
+    let (a, b) = (
+        narrowed(base_data, machines.as_ref()),
+        narrowed(new_data, machines.as_ref()),
+    );
     // A calibration describes one machine: both sides must have run on it.
     let machine = match (
         calibration::fingerprint_of(&a.sessions),
@@ -590,7 +616,7 @@ fn comparison_diagnostics(c: &Comparison) -> Vec<Diagnostic> {
 }
 
 /// Failed runs of the row's workload and parameters (a failed run has no variant).
-fn failed_runs(row: &mut CompareRow, key: &RunKey, a: &Loaded, b: &Loaded) {
+fn failed_runs(row: &mut CompareRow, key: &RunKey, a: &LabelData, b: &LabelData) {
     for (side, loaded) in [(SideName::Base, a), (SideName::New, b)] {
         let count = loaded
             .runs
@@ -608,7 +634,7 @@ fn failed_runs(row: &mut CompareRow, key: &RunKey, a: &Loaded, b: &Loaded) {
 /// Percentiles of latency distributions pooled over each side's runs: intervals and
 /// verdicts from resampling runs (and units), never from counting every sample as a
 /// replicate.
-fn pooled_percentile_rows(a: &Loaded, b: &Loaded, ctx: &Context) -> Vec<CompareRow> {
+fn pooled_percentile_rows(a: &LabelData, b: &LabelData, ctx: &Context) -> Vec<CompareRow> {
     let ((sa, ticks_a), (sb, ticks_b)) = (
         group::series_runs(&a.runs, &a.sessions),
         group::series_runs(&b.runs, &b.sessions),
@@ -1007,7 +1033,7 @@ fn config_differences(
 }
 
 /// Findings about one side's sessions as a whole.
-fn side_notes(side: SideName, loaded: &Loaded) -> Vec<ReportNote> {
+fn side_notes(side: SideName, loaded: &LabelData) -> Vec<ReportNote> {
     let snapshots: Vec<_> = loaded.sessions.iter().filter_map(crate::snapshot).collect();
     let mut notes = Vec::new();
     let attempted = loaded.runs.iter().filter(|r| !r.run.warmup).count();
@@ -1082,11 +1108,42 @@ fn reproduce(
     lines
 }
 
-/// Whether `--fail-on` matches a verdict.
-pub fn fails_on(rule: &str, verdict: Verdict) -> bool {
-    match rule {
-        "regression" => verdict == Verdict::Regression,
-        "change" => verdict.claims_difference(),
-        _ => false,
+/// When `--fail-on` makes a comparison fail, judged on each primary row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailOn {
+    /// A row that got worse.
+    Regression,
+    /// Any real change, better or worse.
+    Change,
+}
+
+impl FailOn {
+    pub const ALL: [FailOn; 2] = [FailOn::Regression, FailOn::Change];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailOn::Regression => "regression",
+            FailOn::Change => "change",
+        }
+    }
+
+    /// Whether a row of `verdict` fails the comparison.
+    pub fn fails(self, verdict: Verdict) -> bool {
+        match self {
+            FailOn::Regression => verdict == Verdict::Regression,
+            FailOn::Change => verdict.claims_difference(),
+        }
+    }
+}
+
+impl std::str::FromStr for FailOn {
+    type Err = AnalysisError;
+
+    fn from_str(name: &str) -> Result<FailOn, AnalysisError> {
+        FailOn::ALL
+            .into_iter()
+            .find(|rule| rule.name() == name)
+            .ok_or_else(|| AnalysisError::Usage(format!("unknown --fail-on rule '{name}'")))
     }
 }

@@ -188,7 +188,9 @@ fn next_position(positions: &mut BTreeMap<RunKey, u32>, key: &RunKey) -> u32 {
 pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     let classes = session_classes(sessions);
     let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
-    let mut groups: BTreeMap<Key, Side> = BTreeMap::new();
+    // By run key, then metric: a value finds its side by borrowed key, and the keys
+    // are made once each, not once a value.
+    let mut groups: BTreeMap<RunKey, BTreeMap<String, Side>> = BTreeMap::new();
     let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
     let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
     for run in runs.iter().filter(|r| r.is_measured()) {
@@ -197,14 +199,18 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
         let key = run_key(run);
         let index = next_position(&mut position, &key);
         let (boot, session) = (boot_of(run), replication_session(run, &by_id));
+        if !groups.contains_key(&key) {
+            groups.insert(key.clone(), BTreeMap::new());
+        }
+        let metrics = groups.get_mut(&key).expect("inserted above");
         for v in &run.run.values {
-            let side = groups
-                .entry(Key {
-                    run: key.clone(),
-                    metric: v.metric.clone(),
-                })
-                .or_default();
-            side.unit = v.unit.clone();
+            if !metrics.contains_key(&v.metric) {
+                metrics.insert(v.metric.clone(), Side::default());
+            }
+            let side = metrics.get_mut(&v.metric).expect("inserted above");
+            if side.unit != v.unit {
+                side.unit.clone_from(&v.unit);
+            }
             side.higher_is_better = v.higher_is_better;
             side.primary = if primary_known {
                 v.primary
@@ -224,6 +230,17 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
         }
     }
     groups
+        .into_iter()
+        .flat_map(|(run, metrics)| {
+            metrics.into_iter().map(move |(metric, side)| {
+                let key = Key {
+                    run: run.clone(),
+                    metric,
+                };
+                (key, side)
+            })
+        })
+        .collect()
 }
 
 /// Per run key and series name, each measured run's histogram with its coordinates.
@@ -240,7 +257,10 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, Ser
     let mut out = SeriesRuns::new();
     let mut resolutions = SeriesResolutions::new();
     let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
-    for run in runs.iter().filter(|r| r.is_measured()) {
+    for run in runs
+        .iter()
+        .filter(|r| r.is_measured() && may_have_series(r))
+    {
         let Some(record) = run.record().filter(|r| !r.series.is_empty()) else {
             continue;
         };
@@ -276,4 +296,13 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, Ser
         }
     }
     (out, resolutions)
+}
+
+/// Whether a run's record may hold latency series: most workloads' records have none,
+/// and are not worth parsing whole to find out (kbench writes keys unescaped).
+fn may_have_series(run: &RunRow) -> bool {
+    run.run
+        .record
+        .as_ref()
+        .is_some_and(|r| r.as_str().contains("\"series\""))
 }

@@ -8,15 +8,17 @@
 pub mod calibration;
 pub mod compare;
 pub mod group;
+pub mod label;
 pub mod model;
 pub mod modes;
 pub mod plausible;
 pub mod plots;
 
 pub use compare::{
-    compare_labels, compare_labels_on, fails_on, machines_of, Machines, ReportOptions, ALPHA,
-    DEFAULT_DELTA_PCT,
+    compare_each, compare_labels, compare_labels_on, compare_loaded, machines_of, Comparisons,
+    FailOn, Machines, ReportOptions, ALPHA, DEFAULT_DELTA_PCT,
 };
+pub use label::LabelData;
 pub use model::*;
 
 /// Why a comparison could not be made.

@@ -202,11 +202,17 @@ pub fn plausible(
     savings: &[Saving],
     observed: Option<&CompareReport>,
 ) -> Result<PlausibleReport, crate::AnalysisError> {
-    let runs: Vec<RunRow> = store
-        .runs(label)?
-        .into_iter()
-        .filter(RunRow::is_measured)
-        .collect();
+    plausible_of(label, &store.runs(label)?, savings, observed)
+}
+
+/// [`plausible`] of the runs of `label` as read (every run; the measured ones count).
+pub fn plausible_of(
+    label: &str,
+    runs: &[RunRow],
+    savings: &[Saving],
+    observed: Option<&CompareReport>,
+) -> Result<PlausibleReport, crate::AnalysisError> {
+    let runs: Vec<&RunRow> = runs.iter().filter(|r| r.is_measured()).collect();
     if runs.is_empty() {
         return Err(crate::AnalysisError::Usage(format!(
             "no measured runs under '{label}'"
@@ -262,9 +268,9 @@ pub fn plausible(
     })
 }
 
-fn by_workload(runs: &[RunRow]) -> Vec<(RunKey, Vec<&RunRow>)> {
+fn by_workload<'a>(runs: &[&'a RunRow]) -> Vec<(RunKey, Vec<&'a RunRow>)> {
     let mut groups: Vec<(RunKey, Vec<&RunRow>)> = Vec::new();
-    for run in runs {
+    for &run in runs {
         let key = group::run_key(run);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, list)) => list.push(run),

@@ -4,12 +4,14 @@
 //! percentile curves of the latency series. Renderers draw these; they compute no
 //! statistic of their own.
 use crate::group::{self, Key, RunKey};
+use crate::label::LabelData;
 use crate::model::{CompareReport, CompareRow, Diagnostic, RowKind, SideName};
-use crate::AnalysisError;
+use crate::Comparisons;
 use kbench_record::PlacementKind;
 use kbench_stats::RunHistogram;
-use kbench_store::{SessionRow, Store};
+use kbench_store::SessionRow;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The confidence of each side's median interval in the distribution plots.
@@ -92,22 +94,31 @@ pub struct LatencyCurves {
     pub new: Vec<(f64, f64)>,
 }
 
-/// The plot data of `report`, read from the runs of its two labels.
-pub fn plot_data(store: &Store, report: &CompareReport) -> Result<PlotData, AnalysisError> {
-    let (base_label, new_label) = (&report.base.label, &report.new.label);
-    let base = Side::load(store, base_label, report.machines.as_ref())?;
-    let new = Side::load(store, new_label, report.machines.as_ref())?;
+/// The plot data of `report`, from the labels it compared as they were read.
+pub fn plot_data(report: &CompareReport, base: &LabelData, new: &LabelData) -> PlotData {
+    let base = Side::of(base, report.machines.as_ref());
+    let new = Side::of(new, report.machines.as_ref());
     let workloads = report
         .rows
         .iter()
         .filter(|row| row.is_primary() && !row.is_split() && row.kind == RowKind::PerRun)
         .map(|row| workload_plot(row, report, &base, &new))
         .collect();
-    Ok(PlotData {
+    PlotData {
         base_machines: machines(&base.sessions),
         new_machines: machines(&new.sessions),
         workloads,
-    })
+    }
+}
+
+/// The plot data of each comparison, beside it.
+pub fn plot_each(comparisons: &Comparisons) -> Vec<PlotData> {
+    comparisons
+        .reports
+        .iter()
+        .zip(&comparisons.news)
+        .map(|(report, new)| plot_data(report, &comparisons.base, new))
+        .collect()
 }
 
 /// The distinct machines and kernels of `sessions`, in order of first use; a session
@@ -134,23 +145,20 @@ struct Side {
 
 impl Side {
     /// The label's runs, of the one machine the comparison used when it used one.
-    fn load(
-        store: &Store,
-        label: &str,
-        machines: Option<&crate::MachinesCompared>,
-    ) -> Result<Side, AnalysisError> {
-        let mut runs = store.runs(label)?;
-        let mut sessions: Vec<SessionRow> = store.sessions(label)?;
-        if let Some(crate::MachinesCompared::One { machine, .. }) = machines {
-            crate::compare::retain_machine(machine, &mut sessions, &mut runs);
-        }
-        let groups = group::group(&runs, &sessions);
-        let (series, _) = group::series_runs(&runs, &sessions);
-        Ok(Side {
-            sessions,
+    fn of(data: &LabelData, machines: Option<&crate::MachinesCompared>) -> Side {
+        let data = match machines {
+            Some(crate::MachinesCompared::One { machine, .. }) => {
+                Cow::Owned(data.of_machine(machine))
+            }
+            _ => Cow::Borrowed(data),
+        };
+        let groups = group::group(&data.runs, &data.sessions);
+        let (series, _) = group::series_runs(&data.runs, &data.sessions);
+        Side {
+            sessions: data.sessions.clone(),
             groups,
             series,
-        })
+        }
     }
 }
 

@@ -547,3 +547,32 @@ fn one_config_on_both_sides_has_no_differences_and_an_unknown_side_is_named() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_report_reads_each_label_once_and_draws_from_what_it_read() {
+    let mut f = Fixture::new();
+    for (i, offset) in [1.0, 1.02, 0.98].iter().enumerate() {
+        f.session("a", "boot1", None, &runs(10.0 * offset, 0.01, i));
+        f.session("b", "boot1", None, &runs(11.0 * offset, 0.01, i + 3));
+        f.session("c", "boot1", None, &runs(10.0 * offset, 0.01, i + 6));
+    }
+    let news = ["b".to_string(), "c".to_string()];
+    let before = f.store.queries();
+    let comparisons = kbench_analysis::compare_each(
+        &f.store,
+        "a",
+        &news,
+        ReportOptions::default(),
+        &kbench_analysis::Machines::Same,
+    )
+    .unwrap();
+    // Per NEW: whether BASE and NEW exist (2). Per label, once: its runs, their
+    // values, its sessions and its summaries (4); BASE is not read again.
+    assert_eq!(f.store.queries() - before, 2 * 2 + 4 * 3);
+    let read = f.store.queries();
+    let plots = kbench_analysis::plots::plot_each(&comparisons);
+    assert_eq!(f.store.queries(), read, "the plots read nothing");
+    assert_eq!(plots.len(), 2);
+    assert_eq!(plots[0].workloads[0].points.len(), 2 * 3 * 12);
+    assert_eq!(comparisons.reports[0], f.compare("a", "b"));
+}

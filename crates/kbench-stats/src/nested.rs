@@ -19,7 +19,8 @@ use crate::compare::{
 use crate::descriptive::{describe, mean, sample_variance};
 use crate::special::{t_quantile, t_sf};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::Hash;
 
 /// One measured value with its replication coordinates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,9 +83,18 @@ impl Design {
 /// The same sessions (two or more): paired by session. Otherwise the runs alternate
 /// in one session, and runs are the units.
 pub fn choose_design(a: &[Observation], b: &[Observation]) -> Design {
-    let set = |o: &[Observation], f: fn(&Observation) -> &str| -> BTreeSet<String> {
-        o.iter().map(|x| f(x).to_string()).collect()
-    };
+    // Runs of one unit come together: only a change of unit is looked up in the set.
+    fn set(o: &[Observation], f: fn(&Observation) -> &str) -> BTreeSet<&str> {
+        let mut units = BTreeSet::new();
+        let mut last = None;
+        for unit in o.iter().map(f) {
+            if last != Some(unit) {
+                units.insert(unit);
+                last = Some(unit);
+            }
+        }
+        units
+    }
     let (boots_a, boots_b) = (set(a, |o| &o.boot), set(b, |o| &o.boot));
     if boots_a != boots_b {
         return Design::Unpaired(Level::Boot);
@@ -245,19 +255,28 @@ fn unit_estimates_with(
     boot_means(&sessions)
 }
 
-/// `items` grouped by `key`, the groups in order of first appearance (few groups:
-/// a linear search beats a map here and keeps the order).
-pub(crate) fn group_in_order<T, K: PartialEq>(
+/// `items` grouped by `key`, the groups in order of first appearance. A side has a
+/// hundred sessions and ten thousand runs: each key is found by hash, not by a walk
+/// through the groups.
+pub(crate) fn group_in_order<T, K: Eq + Hash + Clone>(
     items: impl IntoIterator<Item = T>,
     key: impl Fn(&T) -> K,
 ) -> Vec<(K, Vec<T>)> {
     let mut groups: Vec<(K, Vec<T>)> = Vec::new();
+    let mut index: HashMap<K, usize> = HashMap::new();
+    let mut last: Option<usize> = None;
     for item in items {
         let k = key(&item);
-        match groups.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, list)) => list.push(item),
-            None => groups.push((k, vec![item])),
-        }
+        // Runs come session after session: the last group is most often the one.
+        let i = match last.filter(|&i| groups[i].0 == k) {
+            Some(i) => i,
+            None => *index.entry(k.clone()).or_insert_with(|| {
+                groups.push((k, Vec::new()));
+                groups.len() - 1
+            }),
+        };
+        groups[i].1.push(item);
+        last = Some(i);
     }
     groups
 }
@@ -686,13 +705,17 @@ fn within_sessions(obs: &[Observation], scale: Scale) -> Vec<f64> {
     ordered.sort_by_key(|o| o.order);
     let sessions = group_sessions(&ordered, &forward);
     let grand = mean(&ordered.iter().map(|o| forward(o.value)).collect::<Vec<_>>());
+    let estimates: HashMap<&str, f64> = sessions
+        .iter()
+        .rev()
+        .map(|s| (s.id.as_str(), s.estimate))
+        .collect();
     ordered
         .iter()
         .map(|o| {
-            let offset = sessions
-                .iter()
-                .find(|s| s.id == o.session)
-                .map_or(0.0, |s| s.estimate - grand);
+            let offset = estimates
+                .get(o.session.as_str())
+                .map_or(0.0, |estimate| estimate - grand);
             back(forward(o.value) - offset)
         })
         .collect()

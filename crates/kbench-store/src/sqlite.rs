@@ -172,7 +172,11 @@ fn cell_of(value: ValueRef<'_>) -> Cell {
         ValueRef::Null => Cell::Null,
         ValueRef::Integer(v) => Cell::Int(v),
         ValueRef::Real(v) => Cell::Real(v),
-        ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+        // Valid text (all of it, in practice) is checked on the fast path and copied once.
+        ValueRef::Text(t) => Cell::Text(match std::str::from_utf8(t) {
+            Ok(text) => text.to_owned(),
+            Err(_) => String::from_utf8_lossy(t).into_owned(),
+        }),
         ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
     }
 }

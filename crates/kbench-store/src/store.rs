@@ -222,6 +222,8 @@ pub struct Store {
     /// Where it is, for messages: the file, or the server's URL without its password.
     path: PathBuf,
     backend: Backend,
+    /// Statements run outside a transaction (every read), for tests that count them.
+    queries: std::cell::Cell<u64>,
 }
 
 fn to_i64(v: u64) -> i64 {
@@ -273,6 +275,7 @@ impl Store {
             db: RefCell::new(db),
             path: PathBuf::from(location.display()),
             backend,
+            queries: std::cell::Cell::new(0),
         })
     }
 
@@ -285,7 +288,14 @@ impl Store {
         self.backend
     }
 
+    /// How many statements were run outside a transaction (every read) so far.
+    pub fn queries(&self) -> u64 {
+        self.queries.get()
+    }
+
+    /// The database, for one statement.
     fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
+        self.queries.set(self.queries.get() + 1);
         self.db.borrow_mut()
     }
 

@@ -13,6 +13,7 @@ mod error;
 mod guest;
 mod input;
 mod session;
+mod verdict;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -33,12 +33,73 @@ pub trait CompareFormat {
 
 /// The format named by `--format`, if kbench knows it.
 pub fn by_name(name: &str) -> Option<Box<dyn CompareFormat>> {
-    match name {
-        "text" => Some(Box::new(TextFormat)),
-        "markdown" => Some(Box::new(MarkdownFormat)),
-        "json" => Some(Box::new(JsonFormat)),
-        "csv" => Some(Box::new(CsvFormat)),
-        _ => None,
+    name.parse::<Format>().ok()?.compare_format()
+}
+
+/// An output format of a comparison or a plausibility check (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+    Csv,
+    /// The page of `kbench report`, plots and all.
+    Html,
+}
+
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: [Format; 5] = [
+        Format::Text,
+        Format::Markdown,
+        Format::Json,
+        Format::Csv,
+        Format::Html,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Markdown => "markdown",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Html => "html",
+        }
+    }
+
+    /// The renderer of comparisons alone; HTML draws plots too ([`crate::html`]).
+    pub fn compare_format(self) -> Option<Box<dyn CompareFormat>> {
+        match self {
+            Format::Text => Some(Box::new(TextFormat)),
+            Format::Markdown => Some(Box::new(MarkdownFormat)),
+            Format::Json => Some(Box::new(JsonFormat)),
+            Format::Csv => Some(Box::new(CsvFormat)),
+            Format::Html => None,
+        }
+    }
+}
+
+/// A name that is no [`Format`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownFormat(pub String);
+
+impl std::fmt::Display for UnknownFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown format '{}'", self.0)
+    }
+}
+
+impl std::error::Error for UnknownFormat {}
+
+impl std::str::FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(name: &str) -> Result<Format, UnknownFormat> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| UnknownFormat(name.to_string()))
     }
 }
 

@@ -57,6 +57,18 @@ svg .verdict-improvement { fill: var(--base); font-weight: bold; }
 "#;
 
 /// The whole page.
+/// The page of comparisons, with the plot data drawn from the labels they read.
+pub fn render_loaded(comparisons: &kbench_analysis::Comparisons) -> String {
+    let plots = kbench_analysis::plots::plot_each(comparisons);
+    let pages: Vec<Comparison<'_>> = comparisons
+        .reports
+        .iter()
+        .zip(&plots)
+        .map(|(report, plots)| Comparison { report, plots })
+        .collect();
+    render(&pages)
+}
+
 pub fn render(comparisons: &[Comparison<'_>]) -> String {
     let Some(first) = comparisons.first() else {
         return page("kbench report", "<p>Nothing to compare.</p>");

@@ -32,7 +32,7 @@ pub struct AbArgs {
     #[arg(long)]
     pub label_b: Option<String>,
     #[command(flatten)]
-    pub verdict: crate::cmd::compare::VerdictArgs,
+    pub verdict: crate::verdict::VerdictArgs,
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
     pub format: String,
@@ -173,7 +173,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     } else {
         kbench_report::compare::Layout::Compact
     };
-    crate::cmd::compare::print_reports(std::slice::from_ref(&report), &args.format, layout)?;
+    crate::verdict::print_reports(std::slice::from_ref(&report), &args.format, layout)?;
     // A side that produced nothing is a failed A/B, whatever was printed.
     let failed_side = report.base.runs == 0 || report.new.runs == 0;
     Ok(i32::from(failed_side || hook_failed))

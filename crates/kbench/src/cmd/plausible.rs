@@ -1,9 +1,9 @@
 //! `kbench plausible LABEL --saving EVENT=NS...`: whether a claimed saving per event
 //! could explain a change of the label's primary metrics; with `--base BASE`, against
 //! the change observed from BASE to LABEL.
-use crate::error::usage;
 use crate::session::DbArgs;
-use kbench_analysis::plausible::{PlausibleReport, Saving};
+use crate::verdict::{self, VerdictArgs};
+use kbench_report::compare::Format;
 
 #[derive(Debug, clap::Args)]
 pub struct PlausibleArgs {
@@ -18,16 +18,16 @@ pub struct PlausibleArgs {
     #[arg(long, value_name = "BASE")]
     pub base: Option<String>,
     #[command(flatten)]
-    pub verdict: crate::cmd::compare::VerdictArgs,
+    pub verdict: VerdictArgs,
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    pub format: String,
+    #[arg(long, default_value = "text", value_parser = verdict::format_parser(&[Format::Text, Format::Json]))]
+    pub format: Format,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
 pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
-    let savings = parse_savings(&args.saving)?;
+    let savings = verdict::parse_savings(&args.saving)?;
     let options = args.verdict.options()?;
     let store = args.db.open_existing()?;
     let observed = match &args.base {
@@ -40,24 +40,6 @@ pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
     let report =
         kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())
             .map_err(crate::analysis_error)?;
-    print(&report, &args.format)?;
+    verdict::print_plausible(&report, args.format)?;
     Ok(0)
-}
-
-/// Every `--saving`, checked before anything is read.
-pub fn parse_savings(texts: &[String]) -> anyhow::Result<Vec<Saving>> {
-    texts
-        .iter()
-        .map(|t| Saving::parse(t).or_else(usage))
-        .collect()
-}
-
-/// Prints a report; a closed stdout ends the output quietly.
-pub fn print(report: &PlausibleReport, format: &str) -> anyhow::Result<()> {
-    let text = match format {
-        "json" => kbench_report::plausible::json(report),
-        _ => kbench_report::plausible::text(report),
-    };
-    crate::output::write_stdout(text.as_bytes())?;
-    Ok(())
 }

@@ -1,7 +1,6 @@
 //! `kbench report BASE NEW [NEW...] -o report.html`: the comparison as one HTML page.
 use crate::session::DbArgs;
-use kbench_analysis::CompareReport;
-use kbench_store::Store;
+use crate::verdict::{MachineArgs, VerdictArgs};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -12,9 +11,9 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "NEW")]
     pub new: Vec<String>,
     #[command(flatten)]
-    pub verdict: crate::cmd::compare::VerdictArgs,
+    pub verdict: VerdictArgs,
     #[command(flatten)]
-    pub machines: crate::cmd::compare::MachineArgs,
+    pub machines: MachineArgs,
     /// The file to write [default: standard output].
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -24,16 +23,17 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
-    crate::cmd::compare::check_distinct(&args.new)?;
+    kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
     let store = args.db.open_existing()?;
-    let reports = crate::cmd::compare::compare_each(
+    let comparisons = kbench_analysis::compare_each(
         &store,
         &args.base,
         &args.new,
         options,
         &args.machines.choice(),
-    )?;
-    let page = page(&store, &reports)?;
+    )
+    .map_err(crate::analysis_error)?;
+    let page = kbench_report::html::render_loaded(&comparisons);
     match &args.output {
         Some(path) => {
             crate::output::write_whole(path, page.as_bytes())?;
@@ -42,19 +42,4 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         None => crate::output::write_stdout(page.as_bytes())?,
     }
     Ok(0)
-}
-
-/// The HTML page of `reports`, with the plot data read from their labels' runs.
-pub fn page(store: &Store, reports: &[CompareReport]) -> anyhow::Result<String> {
-    let plots = reports
-        .iter()
-        .map(|r| kbench_analysis::plots::plot_data(store, r))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::analysis_error)?;
-    let comparisons: Vec<kbench_report::html::Comparison<'_>> = reports
-        .iter()
-        .zip(&plots)
-        .map(|(report, plots)| kbench_report::html::Comparison { report, plots })
-        .collect();
-    Ok(kbench_report::html::render(&comparisons))
 }

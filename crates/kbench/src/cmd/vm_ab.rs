@@ -77,7 +77,7 @@ pub struct VmAbArgs {
     #[arg(long)]
     pub dry_run: bool,
     #[command(flatten)]
-    pub verdict: crate::cmd::compare::VerdictArgs,
+    pub verdict: crate::verdict::VerdictArgs,
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
     pub format: String,
@@ -217,7 +217,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if args.format == "text" && accel == "tcg" {
         outln!("{TCG_NOTICE}\n");
     }
-    crate::cmd::compare::print_reports(
+    crate::verdict::print_reports(
         std::slice::from_ref(&report),
         &args.format,
         kbench_report::compare::Layout::Compact,

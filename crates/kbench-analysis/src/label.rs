@@ -1,0 +1,79 @@
+//! One label as stored, read once: its runs, sessions and summaries. The comparison,
+//! the plausibility of a saving and the report's plot data are functions of it, so a
+//! label compared against several others, and then drawn, is read from the store once.
+use crate::AnalysisError;
+use kbench_store::{RunRow, SessionRow, Store, SummaryRow};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A label's runs (warm-ups included, flagged), sessions and summary-only results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LabelData {
+    pub label: String,
+    pub runs: Vec<RunRow>,
+    pub sessions: Vec<SessionRow>,
+    pub summaries: Vec<SummaryRow>,
+}
+
+impl LabelData {
+    /// Reads `label` from `store` (four queries, whatever the number of runs).
+    pub fn load(store: &Store, label: &str) -> Result<LabelData, AnalysisError> {
+        Ok(LabelData {
+            label: label.to_string(),
+            runs: store.runs(label)?,
+            sessions: store.sessions(label)?,
+            summaries: store.summaries(label)?,
+        })
+    }
+
+    /// The sessions of `machine` with their runs and summaries.
+    pub fn of_machine(&self, machine: &str) -> LabelData {
+        let sessions: Vec<SessionRow> = self
+            .sessions
+            .iter()
+            .filter(|s| s.machine.as_deref() == Some(machine))
+            .cloned()
+            .collect();
+        let ids: BTreeSet<i64> = sessions.iter().map(|s| s.id).collect();
+        LabelData {
+            label: self.label.clone(),
+            runs: self
+                .runs
+                .iter()
+                .filter(|r| ids.contains(&r.session_id))
+                .cloned()
+                .collect(),
+            sessions,
+            summaries: self
+                .summaries
+                .iter()
+                .filter(|m| ids.contains(&m.session_id))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The label with each machine as the top level of replication: its boots and
+    /// sessions become one unit, nested in it.
+    pub fn machines_as_boots(&self) -> LabelData {
+        let machine_of: BTreeMap<i64, String> = self
+            .sessions
+            .iter()
+            .map(|s| (s.id, machine_unit(s.machine.as_deref(), s.id)))
+            .collect();
+        let mut data = self.clone();
+        for s in &mut data.sessions {
+            s.boot_id = machine_of.get(&s.id).cloned();
+        }
+        for r in &mut data.runs {
+            r.boot_id = machine_of.get(&r.session_id).cloned();
+        }
+        data
+    }
+}
+
+fn machine_unit(machine: Option<&str>, session_id: i64) -> String {
+    machine.map_or_else(
+        || format!("machine:unknown:{session_id}"),
+        |m| format!("machine:{m}"),
+    )
+}

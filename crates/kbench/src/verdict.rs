@@ -1,0 +1,117 @@
+//! What the commands that draw verdicts share (compare, report, plausible, ab, vm-ab):
+//! the argument groups of how verdicts are drawn and on which machines' runs, the
+//! `--format` parsers, and the printing of verdicts.
+use crate::error::usage;
+use clap::builder::TypedValueParser;
+use kbench_analysis::plausible::{PlausibleReport, Saving};
+use kbench_analysis::{CompareReport, ReportOptions};
+use kbench_report::compare::{Format, Layout};
+
+/// How verdicts are drawn, shared by compare and ab.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerdictArgs {
+    /// The smallest change that matters, in percent [default: 1, or what this
+    /// machine's calibration says it resolves with the runs at hand, if larger].
+    #[arg(long, allow_hyphen_values = true)]
+    pub delta: Option<f64>,
+    /// Ignore this machine's calibration (`kbench calibrate`).
+    #[arg(long)]
+    pub no_calibration: bool,
+    /// Seed of the bootstraps behind pooled-percentile rows.
+    #[arg(long, default_value_t = 20_261_201)]
+    pub seed: u64,
+}
+
+/// Which machines' runs a comparison uses, for labels holding runs of several.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MachineArgs {
+    /// Compare only the runs of this machine (`kbench list --machines` names them)
+    /// [default: the one machine both labels ran on].
+    #[arg(long, value_name = "NAME", conflicts_with = "across_machines")]
+    pub machine: Option<String>,
+    /// Compare the runs of every machine, each machine one unit of replication (its
+    /// boots and sessions nested in it), instead of refusing to pool them.
+    #[arg(long)]
+    pub across_machines: bool,
+}
+
+impl MachineArgs {
+    pub fn choice(&self) -> kbench_analysis::Machines {
+        match (&self.machine, self.across_machines) {
+            (Some(m), _) => kbench_analysis::Machines::Only(m.clone()),
+            (None, true) => kbench_analysis::Machines::Across,
+            (None, false) => kbench_analysis::Machines::Same,
+        }
+    }
+}
+
+impl VerdictArgs {
+    pub fn options(&self) -> anyhow::Result<ReportOptions> {
+        if let Some(delta) = self.delta {
+            if !(delta > 0.0 && delta < 100.0) {
+                return usage("--delta takes a percentage in (0, 100)");
+            }
+        }
+        Ok(ReportOptions {
+            delta_pct: self.delta,
+            alpha: kbench_analysis::ALPHA,
+            seed: self.seed,
+            use_calibration: !self.no_calibration,
+            now_unix_ns: crate::session::unix_now_ns(),
+        })
+    }
+}
+
+/// A `--format` of `allowed` formats, parsed into a [`Format`]; clap lists and
+/// refuses the names as it does any list of possible values.
+pub fn format_parser(allowed: &'static [Format]) -> impl TypedValueParser<Value = Format> {
+    clap::builder::PossibleValuesParser::new(allowed.iter().map(|f| f.name()))
+        .try_map(|name| name.parse::<Format>())
+}
+
+/// A `--fail-on` rule, parsed into a [`kbench_analysis::FailOn`].
+pub fn fail_on_parser() -> impl TypedValueParser<Value = kbench_analysis::FailOn> {
+    clap::builder::PossibleValuesParser::new(kbench_analysis::FailOn::ALL.map(|r| r.name()))
+        .try_map(|name| name.parse::<kbench_analysis::FailOn>())
+}
+
+/// Prints reports in the format named `format` (a `--format` of ab and vm-ab); a
+/// closed stdout ends the output quietly.
+pub fn print_reports(
+    reports: &[CompareReport],
+    format: &str,
+    layout: Layout,
+) -> anyhow::Result<()> {
+    match format.parse::<Format>() {
+        Ok(format) => print_in(reports, format, layout),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Prints reports in `format` (not HTML, which needs the plots); a closed stdout ends
+/// the output quietly.
+pub fn print_in(reports: &[CompareReport], format: Format, layout: Layout) -> anyhow::Result<()> {
+    if let Some(f) = format.compare_format() {
+        crate::output::write_stdout(f.render(reports, layout).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Every `--saving`, checked before anything is read.
+pub fn parse_savings(texts: &[String]) -> anyhow::Result<Vec<Saving>> {
+    texts
+        .iter()
+        .map(|t| Saving::parse(t).or_else(usage))
+        .collect()
+}
+
+/// Prints a plausibility report (JSON, or text for any other format); a closed stdout
+/// ends the output quietly.
+pub fn print_plausible(report: &PlausibleReport, format: Format) -> anyhow::Result<()> {
+    let text = match format {
+        Format::Json => kbench_report::plausible::json(report),
+        _ => kbench_report::plausible::text(report),
+    };
+    crate::output::write_stdout(text.as_bytes())?;
+    Ok(())
+}
