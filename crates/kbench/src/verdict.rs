@@ -75,18 +75,9 @@ pub fn fail_on_parser() -> impl TypedValueParser<Value = kbench_analysis::FailOn
         .try_map(|name| name.parse::<kbench_analysis::FailOn>())
 }
 
-/// Prints reports in the format named `format` (a `--format` of ab and vm-ab); a
-/// closed stdout ends the output quietly.
-pub fn print_reports(
-    reports: &[CompareReport],
-    format: &str,
-    layout: Layout,
-) -> anyhow::Result<()> {
-    match format.parse::<Format>() {
-        Ok(format) => print_in(reports, format, layout),
-        Err(_) => Ok(()),
-    }
-}
+/// The formats of a verdict printed after runs (`ab`, `vm-ab`): all but the page.
+pub const VERDICT_FORMATS: [Format; 4] =
+    [Format::Text, Format::Markdown, Format::Json, Format::Csv];
 
 /// Prints reports in `format` (not HTML, which needs the plots); a closed stdout ends
 /// the output quietly.

@@ -34,8 +34,8 @@ pub struct AbArgs {
     #[command(flatten)]
     pub verdict: crate::verdict::VerdictArgs,
     /// Output format of the verdict.
-    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
-    pub format: String,
+    #[arg(long, default_value = "text", value_parser = crate::verdict::format_parser(&crate::verdict::VERDICT_FORMATS))]
+    pub format: kbench_report::compare::Format,
     /// Every row of the verdict with every diagnostic, not one screen.
     #[arg(long)]
     pub full: bool,
@@ -165,7 +165,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let hook_failed = result?;
     let report = kbench_analysis::compare_labels_on(&store, &label_a, &label_b, options, &machines)
         .map_err(crate::analysis_error)?;
-    if args.format == "text" {
+    if args.format == kbench_report::compare::Format::Text {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
     let layout = if args.full {
@@ -173,7 +173,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     } else {
         kbench_report::compare::Layout::Compact
     };
-    crate::verdict::print_reports(std::slice::from_ref(&report), &args.format, layout)?;
+    crate::verdict::print_in(std::slice::from_ref(&report), args.format, layout)?;
     // A side that produced nothing is a failed A/B, whatever was printed.
     let failed_side = report.base.runs == 0 || report.new.runs == 0;
     Ok(i32::from(failed_side || hook_failed))

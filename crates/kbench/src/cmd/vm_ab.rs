@@ -79,8 +79,8 @@ pub struct VmAbArgs {
     #[command(flatten)]
     pub verdict: crate::verdict::VerdictArgs,
     /// Output format of the verdict.
-    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json", "csv"])]
-    pub format: String,
+    #[arg(long, default_value = "text", value_parser = crate::verdict::format_parser(&crate::verdict::VERDICT_FORMATS))]
+    pub format: kbench_report::compare::Format,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -214,12 +214,12 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     }
     let report = kbench_analysis::compare_labels(&store, &sides[0].label, &sides[1].label, options)
         .map_err(crate::analysis_error)?;
-    if args.format == "text" && accel == "tcg" {
+    if args.format == kbench_report::compare::Format::Text && accel == "tcg" {
         outln!("{TCG_NOTICE}\n");
     }
-    crate::verdict::print_reports(
+    crate::verdict::print_in(
         std::slice::from_ref(&report),
-        &args.format,
+        args.format,
         kbench_report::compare::Layout::Compact,
     )?;
     Ok(i32::from(failed > 0))
