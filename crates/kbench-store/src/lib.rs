@@ -6,6 +6,7 @@ pub mod import;
 pub mod kernel_config;
 pub mod location;
 pub mod machine;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod push;
 pub mod schema;

@@ -23,6 +23,9 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    if !cfg!(feature = "html-report") {
+        return crate::error::built_without("the HTML report", "report");
+    }
     let options = args.verdict.options()?;
     crate::cmd::compare::check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
@@ -46,6 +49,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
 
 /// The HTML page of `reports`, with the plot data read from their labels' runs.
 pub fn page(store: &Store, reports: &[CompareReport]) -> anyhow::Result<String> {
+    if !cfg!(feature = "html-report") {
+        return crate::error::built_without("the HTML report", "--format html");
+    }
     let plots = reports
         .iter()
         .map(|r| kbench_analysis::plots::plot_data(store, r))
