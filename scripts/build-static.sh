@@ -2,8 +2,17 @@
 # Builds a statically linked kbench (glibc, crt-static) to copy to a board or into
 # an initramfs, and prints the binary's path.
 #
-#   scripts/build-static.sh            # this machine's architecture
-#   scripts/build-static.sh aarch64    # an arm64 board's, on an x86 machine
+#   scripts/build-static.sh                    # this machine's architecture
+#   scripts/build-static.sh aarch64            # an arm64 board's, on an x86 machine
+#   scripts/build-static.sh --guest [aarch64]  # the guest build: what /init and a
+#                                              # board run, no PostgreSQL, TLS or tokio
+#
+# The guest build (`--no-default-features`) leaves out the shared store (PostgreSQL,
+# push), the HTML report and the host's commands (vm-ab, lava-job, initramfs, the
+# imports, completions, manpage), which refuse with one line, and SQLite's full-text
+# search and R-tree, and is optimised for size as a whole program; it goes into a
+# target directory of its own, so the two flavours never overwrite each other's
+# binary or SQLite.
 #
 # Naming the target explicitly keeps the static flag off build scripts and
 # proc-macros, which must stay dynamic. rustup has no aarch64 standard library on our
@@ -13,20 +22,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$(rustc -vV | sed -n 's/^host: //p')
+flavour=() guest_dir=""
+if [[ ${1:-} == --guest ]]; then
+    flavour=(--no-default-features) guest_dir=-guest
+    # kbench's tables need no full-text search or R-tree: SQLite without them.
+    export LIBSQLITE3_FLAGS="${LIBSQLITE3_FLAGS:-} -USQLITE_ENABLE_FTS3 -USQLITE_ENABLE_FTS3_PARENTHESIS -USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE"
+    # One codegen unit and whole-program LTO: about a tenth smaller, for a slower build
+    # (the tests, which only boot it, keep the release profile's thin LTO: test.sh).
+    export CARGO_PROFILE_RELEASE_LTO=${CARGO_PROFILE_RELEASE_LTO:-fat}
+    export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-1}
+    shift
+fi
 asked=${1:-${KBENCH_TARGET:-$host}}
 case "$asked" in
     x86_64 | x86_64-unknown-linux-gnu) target=x86_64-unknown-linux-gnu ;;
     aarch64 | arm64 | aarch64-unknown-linux-gnu) target=aarch64-unknown-linux-gnu ;;
     "$host") target=$host ;;
     *)
-        echo "build-static.sh: unknown target '$asked' (x86_64 or aarch64)" >&2
+        echo "build-static.sh: unknown target '$asked' (x86_64 or aarch64, after --guest for the guest build)" >&2
         exit 2
         ;;
 esac
 if [[ $target == "$host" ]]; then
+    dir=target${guest_dir:+/guest}
+    [[ -z $guest_dir ]] || export CARGO_TARGET_DIR=$dir
     RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-        cargo build --release --locked --target "$target" -p kbench -q
-    echo "target/$target/release/kbench"
+        cargo build --release --locked --target "$target" -p kbench "${flavour[@]}" -q
+    echo "$dir/$target/release/kbench"
     exit 0
 fi
 # A cross build: Debian's cargo with its std for the target, and the cross gcc as
@@ -42,6 +64,7 @@ env_target=$(echo "$target" | tr 'a-z-' 'A-Z_')
 export "CARGO_TARGET_${env_target}_LINKER=$triple-gcc"
 export "CC_${target//-/_}=$triple-gcc"
 export "AR_${target//-/_}=$triple-ar"
-RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" CARGO_TARGET_DIR=target/debian-rustc \
-    RUSTC=/usr/bin/rustc "$cargo" build --release --locked --target "$target" -p kbench -q
-echo "target/debian-rustc/$target/release/kbench"
+dir=target/debian-rustc$guest_dir
+RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" CARGO_TARGET_DIR=$dir \
+    RUSTC=/usr/bin/rustc "$cargo" build --release --locked --target "$target" -p kbench "${flavour[@]}" -q
+echo "$dir/$target/release/kbench"

@@ -73,6 +73,21 @@ background_pid=$!
 export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261130}
 step "cargo fmt --check" cargo fmt --all --check
 step "cargo clippy (all targets)" cargo clippy --locked --workspace --all-targets -q -- -D warnings
+# The guest build (/init, boards: --no-default-features) must not regain the shared
+# store's PostgreSQL client, TLS or tokio, must build warning-free, and must refuse a
+# server's URL with one line.
+guest_build() {
+    local heavy
+    heavy=$(cargo tree --locked -p kbench --no-default-features -e normal --prefix none |
+        grep -oE '^(postgres|tokio|rustls|ring|webpki)[^ ]*' | sort -u | tr '\n' ' ') || true
+    if [[ -n $heavy ]]; then
+        echo "test.sh: the guest build links $heavy" >&2
+        return 1
+    fi
+    cargo clippy --locked -p kbench -p kbench-store --all-targets --no-default-features -q -- -D warnings
+    cargo test --locked -q -p kbench-store --no-default-features --lib
+}
+step "guest build: dependencies, clippy, refusal" guest_build
 
 # The binary must stay static, so it can be copied to a board or an initramfs.
 build_static() { static_bin=$(scripts/build-static.sh); }
@@ -111,9 +126,14 @@ KBENCH_KERNEL_CACHE=$(cat "$background_log.cache")
 export KBENCH_KERNEL_CACHE
 
 # The aarch64 kbench, built with Debian's Rust (rustup has no aarch64 std here), for
-# the arm64 kernels' tests; a board's binary is built the same way.
-build_aarch64() { aarch64_bin=$(scripts/build-static.sh aarch64); }
-step "build: static aarch64 kbench (Debian rustc)" build_aarch64
+# the arm64 kernels' tests, where it only runs as /init: the guest build, as a board's.
+# Linked as the release profile links (thin LTO) rather than for size: the boot tests
+# need its features, not its last megabyte, and fat LTO takes minutes longer.
+build_aarch64() {
+    aarch64_bin=$(CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 \
+        scripts/build-static.sh --guest aarch64)
+}
+step "build: static aarch64 guest kbench (Debian rustc)" build_aarch64
 if ! file "$aarch64_bin" | grep -q "ARM aarch64.*statically linked"; then
     echo "test.sh: $aarch64_bin is not a static aarch64 executable" >&2
     exit 1

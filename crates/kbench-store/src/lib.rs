@@ -5,6 +5,7 @@ pub mod export;
 pub mod kernel_config;
 pub mod location;
 pub mod machine;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod push;
 pub mod schema;

@@ -51,6 +51,16 @@ impl Location {
     }
 }
 
+/// What a build without the PostgreSQL client (the guest build) says of a server's
+/// location: it still knows one when it sees it, so the user hears why, not that a
+/// file named `postgres:` cannot be made.
+pub fn built_without_postgres(location: &Location) -> crate::StoreError {
+    crate::StoreError::Unusable(format!(
+        "this kbench was built without the PostgreSQL client (a guest build): {} needs the full kbench",
+        location.display()
+    ))
+}
+
 pub fn is_postgres_url(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
@@ -172,6 +182,33 @@ mod tests {
                 port: 5433
             })
         );
+    }
+
+    #[test]
+    fn a_build_without_postgres_names_the_server_on_one_line() {
+        let location = Location::of(Path::new("postgres://lab:s3cret@db.lab/k"));
+        let message = built_without_postgres(&location).to_string();
+        assert_eq!(
+            message,
+            "this kbench was built without the PostgreSQL client (a guest build): \
+             postgres://lab:***@db.lab/k needs the full kbench"
+        );
+    }
+
+    /// The guest build (`--no-default-features`) refuses a server instead of making
+    /// an SQLite file named after its URL.
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_build_without_postgres_refuses_a_server() {
+        let url = Path::new("postgres://lab@db.lab/k");
+        let expected = built_without_postgres(&Location::of(url)).to_string();
+        for opened in [crate::Store::open(url), crate::Store::open_existing(url)] {
+            match opened {
+                Err(e @ crate::StoreError::Unusable(_)) => assert_eq!(e.to_string(), expected),
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("a guest build opened {}", url.display()),
+            }
+        }
     }
 
     #[test]

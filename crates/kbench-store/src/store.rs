@@ -40,6 +40,7 @@ pub enum StoreError {
     Unusable(String),
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[cfg(feature = "postgres")]
     #[error("PostgreSQL: {}", crate::postgres::describe_error(.0))]
     Postgres(#[from] ::postgres::Error),
     /// A stored value does not read back (a config that does not decompress).
@@ -266,10 +267,13 @@ impl Store {
                 Backend::Sqlite,
             ),
             Location::Sqlite(path) => (Box::new(crate::sqlite::open(path)?), Backend::Sqlite),
+            #[cfg(feature = "postgres")]
             Location::Postgres(target) => (
                 Box::new(crate::postgres::open(target, existing)?),
                 Backend::Postgres,
             ),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => return Err(crate::location::built_without_postgres(location)),
         };
         Ok(Store {
             db: RefCell::new(db),

@@ -9,3 +9,24 @@ pub struct UsageError(pub String);
 pub fn usage<T>(msg: impl Into<String>) -> anyhow::Result<T> {
     Err(UsageError(msg.into()).into())
 }
+
+/// A command or format this build left out (the guest build, `--no-default-features`):
+/// one line naming what is missing, exit 2.
+pub fn built_without<T>(part: &str, what: &str) -> anyhow::Result<T> {
+    usage(format!(
+        "this kbench was built without {part} (a guest build): {what} needs the full kbench"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_part_left_out_is_one_line_and_the_users_error() {
+        let e = super::built_without::<()>("the shared store", "push").unwrap_err();
+        assert!(e.downcast_ref::<super::UsageError>().is_some());
+        assert_eq!(
+            e.to_string(),
+            "this kbench was built without the shared store (a guest build): push needs the full kbench"
+        );
+    }
+}

@@ -49,6 +49,7 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
             kbench_store::store::BUSY_TIMEOUT_ENV
         ))
         .into(),
+        #[cfg(feature = "shared-store")]
         StoreError::Postgres(e) if kbench_store::postgres::is_permission_denied(&e) => {
             UsageError(format!(
                 "the database refused this role (one that may read may not write): {}",
@@ -56,6 +57,7 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
             ))
             .into()
         }
+        #[cfg(feature = "shared-store")]
         StoreError::Postgres(e) if kbench_store::postgres::is_lock_timeout(&e) => {
             UsageError(format!(
                 "another writer held a lock in the database for {} s (${}): {}",
@@ -65,6 +67,7 @@ pub fn store_error(e: StoreError) -> anyhow::Error {
             ))
             .into()
         }
+        #[cfg(feature = "shared-store")]
         StoreError::Postgres(e) if kbench_store::postgres::is_connection_lost(&e) => {
             UsageError(format!(
                 "the connection to the PostgreSQL server was lost: {}",

@@ -40,6 +40,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if !savings.is_empty() && !matches!(args.format, Format::Text | Format::Markdown) {
         return usage("--saving goes with text or markdown; for JSON, `kbench plausible NEW --base BASE --saving ... --format json`");
     }
+    if args.format == Format::Html && !cfg!(feature = "html-report") {
+        return crate::error::built_without("the HTML report", "--format html");
+    }
     kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
     let store = args.db.open_existing()?;
     let comparisons = kbench_analysis::compare_each(
@@ -56,7 +59,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     } else {
         Layout::Compact
     };
-    if args.format == Format::Html {
+    if args.format == Format::Html && cfg!(feature = "html-report") {
         let page = kbench_report::html::render_loaded(&comparisons);
         crate::output::write_stdout(page.as_bytes())?;
     } else {

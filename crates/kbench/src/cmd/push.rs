@@ -26,6 +26,9 @@ pub struct PushArgs {
 }
 
 pub fn run(args: PushArgs) -> anyhow::Result<i32> {
+    if !cfg!(feature = "shared-store") {
+        return crate::error::built_without("the shared store", "push");
+    }
     let from = args.db.open_existing()?;
     for label in &args.labels {
         if !from.has_label(label).map_err(session::store_error)? {

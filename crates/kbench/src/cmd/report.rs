@@ -22,6 +22,9 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    if !cfg!(feature = "html-report") {
+        return crate::error::built_without("the HTML report", "report");
+    }
     let options = args.verdict.options()?;
     kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
     let store = args.db.open_existing()?;
