@@ -81,10 +81,8 @@ impl SuiteArgs {
             Some(precision) => precision.policy()?,
             None => StopPolicy::Runs(self.fixed_runs()?),
         };
-        let cpus = match &self.cpus {
-            Some(spec) => Some(kbench_sys::format_cpulist(&resolve_cpus(spec)?)),
-            None => None,
-        };
+        let cpus = resolve_optional_cpus(self.cpus.as_deref())?
+            .map(|cpus| kbench_sys::format_cpulist(&cpus));
         Ok(Plan {
             specs,
             stopping,
