@@ -182,6 +182,12 @@ if [[ ${runner[1]} == nextest ]]; then
     # "skipped" counts the other run's tests, which this run filtered out.
     count() { grep -E '^ *Summary ' "$runner_log" | grep -oE "[0-9]+ $1" | awk '{n += $1} END {print n + 0}'; }
     echo "tests: $(count passed) passed, $(($(count failed) + $(count 'timed out'))) failed"
+    # CI keeps only the head and the tail of a long log: each failure's panic again,
+    # short, at the very end, so that a failure far up the log still says why.
+    if grep -q "panicked at" "$runner_log"; then
+        echo "test.sh: the failures' panics:"
+        grep -A2 "panicked at" "$runner_log" | cut -c1-600 | head -n 40
+    fi
 else
     step "tests (cargo test)" "${runner[@]}" || failed=1
     print_timings
