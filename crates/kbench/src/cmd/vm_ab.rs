@@ -264,9 +264,17 @@ fn qemu_setup(args: &VmAbArgs) -> anyhow::Result<QemuSetup> {
 /// Both kernels read, written where qemu can load them, with their own words, and
 /// labelled so that the labels differ.
 fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[Side; 2]> {
+    let image_a = read_kernel(&args.kernel_a)?;
+    // One image on both sides (two command lines, or an A/A) is read once: unpacking a
+    // .deb takes seconds.
+    let image_b = if args.kernel_b == args.kernel_a {
+        image_a.clone()
+    } else {
+        read_kernel(&args.kernel_b)?
+    };
     let [a, b] = [
-        side(&args.kernel_a, &args.kernel_arg_a, work, "a")?,
-        side(&args.kernel_b, &args.kernel_arg_b, work, "b")?,
+        side(image_a, &args.kernel_a, &args.kernel_arg_a, work, "a")?,
+        side(image_b, &args.kernel_b, &args.kernel_arg_b, work, "b")?,
     ];
     let labels = side_labels(
         [args.label_a.as_deref(), args.label_b.as_deref()],
@@ -287,9 +295,18 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[Side; 2]> {
     Ok(sides)
 }
 
-/// A kernel image read and written where qemu can load it, not yet labelled.
-fn side(path: &Path, own_words: &[String], work: &Path, name: &str) -> anyhow::Result<Side> {
-    let image = kernel_from_path(path).or_else(|e| usage(format!("{}: {e}", path.display())))?;
+fn read_kernel(path: &Path) -> anyhow::Result<KernelImage> {
+    kernel_from_path(path).or_else(|e| usage(format!("{}: {e}", path.display())))
+}
+
+/// A kernel image (read from `path`) written where qemu can load it, not yet labelled.
+fn side(
+    image: KernelImage,
+    path: &Path,
+    own_words: &[String],
+    work: &Path,
+    name: &str,
+) -> anyhow::Result<Side> {
     let Some(arch) = image.arch() else {
         return usage(format!(
             "{}: neither an x86 bzImage nor an arm64 Image",
