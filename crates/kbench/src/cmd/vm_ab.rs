@@ -272,41 +272,50 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[Side; 2]> {
     } else {
         read_kernel(&args.kernel_b)?
     };
-    let [a, b] = [
-        side(image_a, &args.kernel_a, &args.kernel_arg_a, work, "a")?,
-        side(image_b, &args.kernel_b, &args.kernel_arg_b, work, "b")?,
-    ];
-    let labels = side_labels(
+    let [label_a, label_b] = side_labels(
         [args.label_a.as_deref(), args.label_b.as_deref()],
-        [&a.image.release, &b.image.release],
-        [&a.own_words, &b.own_words],
+        [&image_a.release, &image_b.release],
+        [&args.kernel_arg_a, &args.kernel_arg_b],
     );
-    if labels[0] == labels[1] {
+    if label_a == label_b {
         return usage(format!(
-            "both sides would be labelled {}: give them different labels (--label-a, --label-b)",
-            labels[0]
+            "both sides would be labelled {label_a}: give them different labels (--label-a, --label-b)"
         ));
     }
-    let mut sides = [a, b];
-    for (side, label) in sides.iter_mut().zip(labels) {
-        session::check_label(&label)?;
-        side.label = label;
-    }
-    Ok(sides)
+    Ok([
+        side(
+            image_a,
+            label_a,
+            &args.kernel_a,
+            &args.kernel_arg_a,
+            work,
+            "a",
+        )?,
+        side(
+            image_b,
+            label_b,
+            &args.kernel_b,
+            &args.kernel_arg_b,
+            work,
+            "b",
+        )?,
+    ])
 }
 
 fn read_kernel(path: &Path) -> anyhow::Result<KernelImage> {
     kernel_from_path(path).or_else(|e| usage(format!("{}: {e}", path.display())))
 }
 
-/// A kernel image (read from `path`) written where qemu can load it, not yet labelled.
+/// A kernel image (read from `path`) written where qemu can load it, with its label.
 fn side(
     image: KernelImage,
+    label: String,
     path: &Path,
     own_words: &[String],
     work: &Path,
     name: &str,
 ) -> anyhow::Result<Side> {
+    session::check_label(&label)?;
     let Some(arch) = image.arch() else {
         return usage(format!(
             "{}: neither an x86 bzImage nor an arm64 Image",
@@ -316,7 +325,7 @@ fn side(
     let kernel_path = work.join(format!("vmlinuz-{name}"));
     std::fs::write(&kernel_path, &image.kernel)?;
     Ok(Side {
-        label: String::new(),
+        label,
         own_words: own_words.to_vec(),
         config_sha256: config_sha256(image.config.as_deref()),
         image,
