@@ -240,11 +240,8 @@ fn kernel_args(request: &JobRequest, nonce: &str) -> Result<String, LavaJobError
     let mut words = vec![format!("kbench.session={nonce}")];
     words.extend(request.suite_words.iter().cloned());
     for word in &request.kernel_args {
-        if word.is_empty() || word.contains(['\'', '\n']) {
-            return usage_error(format!(
-                "--kernel-arg {word:?}: one non-empty word without a single quote"
-            ));
-        }
+        crate::cmdline::check_kernel_word(word)
+            .or_else(|e| usage_error(format!("--kernel-arg {e}")))?;
         words.push(word.clone());
     }
     Ok(words.join(" "))

@@ -1,8 +1,10 @@
 //! What kbench needs to boot a kernel under test: a reproducible initramfs around a
-//! static kbench, the kernel itself out of a Debian package or an image file, qemu's
-//! command line and the watch over one boot ([`qemu`], vCPU pinning through [`qmp`]),
-//! a LAVA job that boots two kernels on a board ([`lava`]), and a boot's console log
-//! turned into the session and runs stored of it ([`stored`]).
+//! static kbench, the kernel itself out of a Debian package or an image file, the
+//! user's words for its command line ([`cmdline`]), qemu's command line and the watch
+//! over one boot ([`qemu`], vCPU pinning through [`qmp`]), a LAVA job that boots two
+//! kernels on a board ([`lava`]), and a boot's console log turned into the session and
+//! runs stored of it ([`stored`]).
+pub mod cmdline;
 pub mod deb;
 pub mod elf;
 pub mod init;

@@ -78,12 +78,23 @@ fn console_arg(arch: Arch) -> &'static str {
     }
 }
 
-fn kernel_cmdline(setup: &QemuSetup, arch: Arch, nonce: &str) -> String {
+/// One side's kernel as qemu boots it.
+#[derive(Debug, Clone, Copy)]
+pub struct BootKernel<'a> {
+    pub arch: Arch,
+    /// The image file qemu loads (`-kernel`).
+    pub image: &'a Path,
+    /// The side's own command line words (`--kernel-arg-a`, `-b`), last: where a word
+    /// is given twice the kernel keeps the last, so the side's own wins.
+    pub own_words: &'a [String],
+}
+
+fn kernel_cmdline(setup: &QemuSetup, kernel: &BootKernel<'_>, nonce: &str) -> String {
     let mut cmdline = format!(
         "{} quiet panic=-1 kbench.session={nonce}",
-        console_arg(arch)
+        console_arg(kernel.arch)
     );
-    for word in &setup.kernel_words {
+    for word in setup.kernel_words.iter().chain(kernel.own_words) {
         cmdline.push(' ');
         cmdline.push_str(word);
     }
@@ -114,13 +125,12 @@ fn machine_args<'a>(arch: Arch, accel: &str, cpu: Option<&'a str>) -> (&'static 
 pub fn qemu_command(
     setup: &QemuSetup,
     accel: &str,
-    arch: Arch,
-    kernel: &Path,
+    kernel: &BootKernel<'_>,
     initrd: &Path,
     nonce: &str,
     files: &BootFiles,
 ) -> Command {
-    let (default_qemu, machine) = machine_args(arch, accel, setup.cpu.as_deref());
+    let (default_qemu, machine) = machine_args(kernel.arch, accel, setup.cpu.as_deref());
     let mut cmd = Command::new(setup.qemu.as_deref().unwrap_or(default_qemu));
     cmd.args(["-accel", accel])
         .args(machine)
@@ -150,11 +160,11 @@ pub fn qemu_command(
             .arg(format!("unix:{},server=on,wait=off", qmp.display()));
     }
     cmd.arg("-kernel")
-        .arg(kernel)
+        .arg(kernel.image)
         .arg("-initrd")
         .arg(initrd)
         .arg("-append")
-        .arg(kernel_cmdline(setup, arch, nonce))
+        .arg(kernel_cmdline(setup, kernel, nonce))
         .args(&setup.qemu_args);
     cmd
 }
@@ -403,6 +413,33 @@ pub fn qemu_exit_failure(status: ExitStatus) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sides_own_words_come_last_on_its_command_line() {
+        let setup = QemuSetup {
+            qemu: None,
+            cpu: None,
+            smp: 2,
+            mem_mib: 512,
+            qemu_args: Vec::new(),
+            kernel_words: vec!["kbench.runs=3".into(), "pti=off".into()],
+        };
+        let own = vec!["pti=on".to_string()];
+        let kernel = BootKernel {
+            arch: Arch::X86_64,
+            image: Path::new("vmlinuz"),
+            own_words: &own,
+        };
+        assert_eq!(
+            kernel_cmdline(&setup, &kernel, "n1"),
+            "console=ttyS0 quiet panic=-1 kbench.session=n1 kbench.runs=3 pti=off pti=on"
+        );
+        let neither = BootKernel {
+            own_words: &[],
+            ..kernel
+        };
+        assert!(kernel_cmdline(&setup, &neither, "n1").ends_with("kbench.runs=3 pti=off"));
+    }
 
     #[test]
     fn boots_alternate_abba() {

@@ -165,12 +165,13 @@ pub fn check_label(label: &str) -> anyhow::Result<()> {
         && label.len() <= 128
         && label
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:/".contains(c));
+            // `=` and `,` for the kernel command line words a vm-ab label names.
+            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:/=,".contains(c));
     if ok {
         Ok(())
     } else {
         crate::error::usage(format!(
-            "bad label '{label}': use 1-128 letters, digits and - _ . + @ : /"
+            "bad label '{label}': use 1-128 letters, digits and - _ . + @ : / = ,"
         ))
     }
 }

@@ -651,3 +651,187 @@ fn the_suite_is_checked_before_anything_boots() {
         assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
     }
 }
+
+/// One image on both sides, `pti=on` on B's command line only: the labels say so, each
+/// boot's stored command line is its own side's, and the report names the difference.
+#[test]
+fn one_image_two_command_lines_are_two_sides() {
+    let Some((_, k)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let k = k.to_str().unwrap();
+    let out = kbench_booting(
+        &[
+            "vm-ab",
+            "--kernel-a",
+            k,
+            "--kernel-b",
+            k,
+            "--kernel-arg-b",
+            "pti=on",
+            "--boots",
+            "1",
+            "--suite",
+            "pipe:-l 500 --placement same-cpu",
+            "--runs",
+            "3",
+            "--accel",
+            "tcg",
+            "--format",
+            "json",
+        ],
+        &db,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let base = report["base"]["label"].as_str().unwrap().to_string();
+    let new = report["new"]["label"].as_str().unwrap().to_string();
+    assert!(base.starts_with("vm-6.12."), "{base}");
+    assert_eq!(new, format!("{base}+pti=on"));
+    let stored = sessions(&db);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert!(stored.iter().all(|s| s.2.is_none()), "{stored:?}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let cmdline = |label: &str| -> Vec<String> {
+        let env: String = conn
+            .query_row(
+                "SELECT environment FROM sessions WHERE label = ?1",
+                [label],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let env: serde_json::Value = serde_json::from_str(&env).unwrap();
+        let line = env["cmdline"].as_str().unwrap_or_else(|| panic!("{env}"));
+        line.split(' ').map(str::to_string).collect()
+    };
+    let (a_words, b_words) = (cmdline(&base), cmdline(&new));
+    assert!(b_words.iter().any(|w| w == "pti=on"), "{b_words:?}");
+    assert!(
+        !a_words.iter().any(|w| w.starts_with("pti=")),
+        "{a_words:?}"
+    );
+    assert_eq!(
+        b_words[..b_words.len() - 1],
+        a_words[..],
+        "the one word is the difference"
+    );
+    let differences = report["environment_differences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"));
+    let line = differences
+        .iter()
+        .find(|d| d["key"] == "cmdline")
+        .unwrap_or_else(|| panic!("no cmdline difference: {differences:?}"));
+    assert!(
+        !line["base"].as_str().unwrap().contains("pti=on")
+            && line["new"].as_str().unwrap().ends_with(" pti=on"),
+        "{line}"
+    );
+    // As a reader sees it afterwards.
+    let out = kbench_command()
+        .args(["compare", &base, &new, "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_success(&out, &[]);
+    // A note's continuation lines are indented further: one note, one line.
+    let text = String::from_utf8_lossy(&out.stdout).replace("\n    ", " ");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("environment: cmdline") && l.ends_with(" pti=on")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_sides_own_words_go_on_its_command_line_only_and_bad_words_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let x86 = image_file(dir.path(), "bzImage", 0x202, b"HdrS");
+    let out = dry_run(
+        &x86,
+        &x86,
+        &["--kernel-arg", "idle=poll", "--kernel-arg-b", "pti=on"],
+    );
+    assert_success(&out, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let commands: Vec<&str> = stdout.lines().collect();
+    assert_eq!(commands.len(), 2, "{stdout}");
+    // A then B, each command line quoted as one argument of -append.
+    assert!(
+        commands[0].contains(" idle=poll") && !commands[0].contains("pti=on"),
+        "{}",
+        commands[0]
+    );
+    assert!(commands[1].contains(" idle=poll pti=on"), "{}", commands[1]);
+    for bad in [
+        vec!["--kernel-arg-b", ""],
+        vec!["--kernel-arg-b", "pti=on idle=poll"],
+        vec!["--kernel-arg-a", "pti=on\nidle=poll"],
+        vec!["--kernel-arg-a", "x=\"y"],
+        vec!["--kernel-arg", "kbench.runs=9"],
+        vec!["--kernel-arg-b", "kbench.session=x"],
+    ] {
+        let out = dry_run(&x86, &x86, &bad);
+        let stderr = one_line_error(&out, 2, &bad);
+        assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
+        assert!(stderr.contains(bad[0]), "{bad:?}: {stderr}");
+    }
+    // One image on both sides: distinct default labels that say what differs, unless
+    // the user's collide.
+    let image = cached_file(&kernel_cache(), "linux-image-6.12.", ".deb");
+    let Some(image) = image else {
+        skip_or_fail("no cached 6.12 kernel (scripts/test.sh fetches it)");
+        return;
+    };
+    let labels = |extra: &[&str]| -> Output {
+        kbench_command()
+            .args([
+                "vm-ab",
+                "--dry-run",
+                "--init",
+                "/sbin/ldconfig",
+                "--boots",
+                "1",
+            ])
+            .arg("--kernel-a")
+            .arg(&image)
+            .arg("--kernel-b")
+            .arg(&image)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let said = |out: &Output| -> String {
+        assert_success(out, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        stderr
+            .lines()
+            .find(|l| l.contains("would be labelled"))
+            .unwrap_or_else(|| panic!("no labels: {stderr}"))
+            .to_string()
+    };
+    let a_a = said(&labels(&[]));
+    let release = a_a
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("vm-"))
+        .and_then(|w| w.strip_suffix("-a,"))
+        .unwrap_or_else(|| panic!("{a_a}"))
+        .to_string();
+    assert!(release.starts_with("6.12."), "{a_a}");
+    assert!(a_a.ends_with(&format!(" vm-{release}-b")), "{a_a}");
+    let pti = said(&labels(&["--kernel-arg-b", "pti=on"]));
+    assert!(
+        pti.ends_with(&format!(" vm-{release}, kernel B's vm-{release}+pti=on")),
+        "{pti}"
+    );
+    let given = said(&labels(&["--label-a", "off", "--kernel-arg-a", "pti=off"]));
+    assert!(
+        given.ends_with(&format!(" off, kernel B's vm-{release}")),
+        "{given}"
+    );
+    let collide = ["--label-a", "same", "--label-b", "same"];
+    let out = labels(&collide);
+    let stderr = one_line_error(&out, 2, &collide);
+    assert!(stderr.contains("--label-a"), "{stderr}");
+}

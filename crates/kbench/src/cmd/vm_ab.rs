@@ -4,9 +4,11 @@
 use crate::boots::{config_sha256, init_error, store_boot};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
+use kbench_boot::cmdline::{check_kernel_word, side_labels};
 use kbench_boot::deb::{kernel_from_path, Arch, KernelImage};
 use kbench_boot::qemu::{
-    self, AccelChoice, BootFiles, BootRun, Deadlines, QemuSetup, Step, Watch, WATCH_INTERVAL,
+    self, AccelChoice, BootFiles, BootKernel, BootRun, Deadlines, QemuSetup, Step, Watch,
+    WATCH_INTERVAL,
 };
 use kbench_boot::stored::{BootTarget, HostView, TCG_NOTICE};
 use std::path::{Path, PathBuf};
@@ -21,10 +23,11 @@ pub struct VmAbArgs {
     /// Kernel B, likewise.
     #[arg(long, value_name = "IMG")]
     pub kernel_b: PathBuf,
-    /// Label of kernel A's boots [default: vm-<release>].
+    /// Label of kernel A's boots [default: vm-<release>, then +WORD for each
+    /// --kernel-arg-a word; -a at the end when B's would be the same].
     #[arg(long)]
     pub label_a: Option<String>,
-    /// Label of kernel B's boots [default: vm-<release>].
+    /// Label of kernel B's boots [default: as kernel A's, with B's words].
     #[arg(long)]
     pub label_b: Option<String>,
     /// Boots per kernel, in ABBA order (at most 1000).
@@ -45,9 +48,17 @@ pub struct VmAbArgs {
     /// Guest memory, MiB.
     #[arg(long, default_value_t = 1024)]
     pub mem: u32,
-    /// An extra word for the kernel command line (repeatable).
+    /// An extra word for both kernels' command lines (repeatable).
     #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
     pub kernel_arg: Vec<String>,
+    /// A word for kernel A's command line only (repeatable): `preempt=full`,
+    /// `mitigations=off`, `pti=on`, `idle=poll`; with one image on both sides, the
+    /// command lines are what the A/B compares.
+    #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
+    pub kernel_arg_a: Vec<String>,
+    /// A word for kernel B's command line only (repeatable).
+    #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
+    pub kernel_arg_b: Vec<String>,
     /// An extra qemu argument (repeatable).
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub qemu_arg: Vec<String>,
@@ -91,6 +102,8 @@ struct Side {
     image: KernelImage,
     arch: Arch,
     kernel_path: PathBuf,
+    /// Its own command line words, after those of both sides.
+    own_words: Vec<String>,
     /// The hash of the kernel's config (its .deb's config-*), when known.
     config_sha256: Option<String>,
 }
@@ -109,13 +122,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     }
     let options = args.verdict.options()?;
     let work = tempfile::tempdir()?;
-    let sides = [
-        side(&args.kernel_a, args.label_a.as_deref(), work.path(), "a")?,
-        side(&args.kernel_b, args.label_b.as_deref(), work.path(), "b")?,
-    ];
-    if sides[0].label == sides[1].label {
-        return usage("the two kernels need different labels (--label-a, --label-b)");
-    }
+    let sides = sides(&args, work.path())?;
     if sides[0].arch != sides[1].arch {
         return usage(format!(
             "kernel A is {} and kernel B {}: an A/B boots one machine",
@@ -133,6 +140,11 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let image = kbench_boot::init::static_init_image(args.init.as_deref()).map_err(init_error)?;
     std::fs::write(&initrd, image)?;
     if args.dry_run {
+        errln!(
+            "kbench: kernel A's boots would be labelled {}, kernel B's {}",
+            sides[0].label,
+            sides[1].label
+        );
         let accel = qemu::accel_for_dry_run(&args.accel, sides[0].arch);
         if args.accel == "auto" && accel == "kvm" {
             errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
@@ -225,9 +237,19 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     Ok(i32::from(failed > 0))
 }
 
-/// What every boot asks of qemu; the suite's words are checked here.
+/// What every boot asks of qemu; the suite's words, and the user's for both sides and
+/// for each, are checked here.
 fn qemu_setup(args: &VmAbArgs) -> anyhow::Result<QemuSetup> {
     let mut kernel_words = args.guest.kernel_words()?;
+    for (option, words) in [
+        ("--kernel-arg", &args.kernel_arg),
+        ("--kernel-arg-a", &args.kernel_arg_a),
+        ("--kernel-arg-b", &args.kernel_arg_b),
+    ] {
+        for word in words {
+            check_kernel_word(word).or_else(|e| usage(format!("{option} {e}")))?;
+        }
+    }
     kernel_words.extend(args.kernel_arg.iter().cloned());
     Ok(QemuSetup {
         qemu: args.qemu.clone(),
@@ -239,14 +261,60 @@ fn qemu_setup(args: &VmAbArgs) -> anyhow::Result<QemuSetup> {
     })
 }
 
-/// A kernel image read, written where qemu can load it, and labelled.
-fn side(path: &Path, label: Option<&str>, work: &Path, name: &str) -> anyhow::Result<Side> {
-    let image = kernel_from_path(path).or_else(|e| usage(format!("{}: {e}", path.display())))?;
-    let label = match label {
-        Some(l) => l.to_string(),
-        None if !image.release.is_empty() => format!("vm-{}", image.release),
-        None => format!("vm-{name}"),
+/// Both kernels read, written where qemu can load them, with their own words, and
+/// labelled so that the labels differ.
+fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[Side; 2]> {
+    let image_a = read_kernel(&args.kernel_a)?;
+    // One image on both sides (two command lines, or an A/A) is read once: unpacking a
+    // .deb takes seconds.
+    let image_b = if args.kernel_b == args.kernel_a {
+        image_a.clone()
+    } else {
+        read_kernel(&args.kernel_b)?
     };
+    let [label_a, label_b] = side_labels(
+        [args.label_a.as_deref(), args.label_b.as_deref()],
+        [&image_a.release, &image_b.release],
+        [&args.kernel_arg_a, &args.kernel_arg_b],
+    );
+    if label_a == label_b {
+        return usage(format!(
+            "both sides would be labelled {label_a}: give them different labels (--label-a, --label-b)"
+        ));
+    }
+    Ok([
+        side(
+            image_a,
+            label_a,
+            &args.kernel_a,
+            &args.kernel_arg_a,
+            work,
+            "a",
+        )?,
+        side(
+            image_b,
+            label_b,
+            &args.kernel_b,
+            &args.kernel_arg_b,
+            work,
+            "b",
+        )?,
+    ])
+}
+
+fn read_kernel(path: &Path) -> anyhow::Result<KernelImage> {
+    kernel_from_path(path).or_else(|e| usage(format!("{}: {e}", path.display())))
+}
+
+/// A kernel image (read from `path`) written where qemu can load it, with its label.
+fn side(
+    image: KernelImage,
+    label: String,
+    path: &Path,
+    own_words: &[String],
+    work: &Path,
+    name: &str,
+) -> anyhow::Result<Side> {
     session::check_label(&label)?;
     let Some(arch) = image.arch() else {
         return usage(format!(
@@ -258,6 +326,7 @@ fn side(path: &Path, label: Option<&str>, work: &Path, name: &str) -> anyhow::Re
     std::fs::write(&kernel_path, &image.kernel)?;
     Ok(Side {
         label,
+        own_words: own_words.to_vec(),
         config_sha256: config_sha256(image.config.as_deref()),
         image,
         arch,
@@ -273,15 +342,12 @@ fn qemu_command(
     nonce: &str,
     files: &BootFiles,
 ) -> Command {
-    qemu::qemu_command(
-        setup,
-        accel,
-        side.arch,
-        &side.kernel_path,
-        initrd,
-        nonce,
-        files,
-    )
+    let kernel = BootKernel {
+        arch: side.arch,
+        image: &side.kernel_path,
+        own_words: &side.own_words,
+    };
+    qemu::qemu_command(setup, accel, &kernel, initrd, nonce, files)
 }
 
 /// `kvm` or `tcg` as asked; for `auto`, KVM when kernel A boots under it to its early
