@@ -6,6 +6,8 @@
 #   scripts/build-static.sh aarch64            # an arm64 board's, on an x86 machine
 #   scripts/build-static.sh --guest [aarch64]  # the guest build: what /init and a
 #                                              # board run, no PostgreSQL, TLS or tokio
+#   scripts/build-static.sh --for-tests [--guest] [aarch64]
+#                                              # the same, optimised less, for tests
 #
 # The guest build (`--no-default-features`) leaves out the shared store (PostgreSQL,
 # push), the HTML report and the host's commands (vm-ab, lava-job, initramfs, the
@@ -22,13 +24,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$(rustc -vV | sed -n 's/^host: //p')
-flavour=() guest_dir=""
+flavour=() guest_dir="" tests_dir=""
+# The tests only need a static binary that boots and runs: opt-level 1 without LTO
+# takes about two thirds of a release build's CPU time. It goes into target
+# directories of its own, so it never stands in for a release binary.
+if [[ ${1:-} == --for-tests ]]; then
+    tests_dir=-tests
+    export CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+    shift
+fi
 if [[ ${1:-} == --guest ]]; then
     flavour=(--no-default-features) guest_dir=-guest
     # kbench's tables need no full-text search or R-tree: SQLite without them.
     export LIBSQLITE3_FLAGS="${LIBSQLITE3_FLAGS:-} -USQLITE_ENABLE_FTS3 -USQLITE_ENABLE_FTS3_PARENTHESIS -USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE"
     # One codegen unit and whole-program LTO: about a tenth smaller, for a slower build
-    # (the tests, which only boot it, keep the release profile's thin LTO: test.sh).
+    # (not for the tests, which only boot it: --for-tests).
     export CARGO_PROFILE_RELEASE_LTO=${CARGO_PROFILE_RELEASE_LTO:-fat}
     export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-1}
     shift
@@ -44,8 +54,11 @@ case "$asked" in
         ;;
 esac
 if [[ $target == "$host" ]]; then
-    dir=target${guest_dir:+/guest}
-    [[ -z $guest_dir ]] || export CARGO_TARGET_DIR=$dir
+    # target, target/guest, target/static-tests or target/guest-tests.
+    sub=${guest_dir:+guest}
+    [[ -z $tests_dir ]] || sub=${sub:-static}$tests_dir
+    dir=target${sub:+/$sub}
+    [[ -z $sub ]] || export CARGO_TARGET_DIR=$dir
     RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
         cargo build --release --locked --target "$target" -p kbench "${flavour[@]}" -q
     echo "$dir/$target/release/kbench"
@@ -64,7 +77,7 @@ env_target=$(echo "$target" | tr 'a-z-' 'A-Z_')
 export "CARGO_TARGET_${env_target}_LINKER=$triple-gcc"
 export "CC_${target//-/_}=$triple-gcc"
 export "AR_${target//-/_}=$triple-ar"
-dir=target/debian-rustc$guest_dir
+dir=target/debian-rustc$guest_dir$tests_dir
 RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" CARGO_TARGET_DIR=$dir \
     RUSTC=/usr/bin/rustc "$cargo" build --release --locked --target "$target" -p kbench "${flavour[@]}" -q
 echo "$dir/$target/release/kbench"

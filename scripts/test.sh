@@ -90,9 +90,10 @@ guest_build() {
 }
 step "guest build: dependencies, clippy, refusal" guest_build
 
-# The binary must stay static, so it can be copied to a board or an initramfs.
-build_static() { static_bin=$(scripts/build-static.sh); }
-step "build: static x86_64 kbench (release)" build_static
+# The binary must stay static, so it can be copied to a board or an initramfs. The
+# tests only boot and run it: the build for tests, optimised less (build-static.sh).
+build_static() { static_bin=$(scripts/build-static.sh --for-tests); }
+step "build: static x86_64 kbench (for tests)" build_static
 if ldd "$static_bin" 2>&1 | grep -q "=>"; then
     echo "test.sh: $static_bin is dynamically linked" >&2
     exit 1
@@ -127,13 +128,10 @@ KBENCH_KERNEL_CACHE=$(cat "$background_log.cache")
 export KBENCH_KERNEL_CACHE
 
 # The aarch64 kbench, built with Debian's Rust (rustup has no aarch64 std here), for
-# the arm64 kernels' tests, where it only runs as /init: the guest build, as a board's.
-# Linked as the release profile links (thin LTO) rather than for size: the boot tests
-# need its features, not its last megabyte, and fat LTO takes minutes longer.
-build_aarch64() {
-    aarch64_bin=$(CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 \
-        scripts/build-static.sh --guest aarch64)
-}
+# the arm64 kernels' tests, where it only runs as /init: the guest build, as a board's,
+# optimised as little as the x86_64 one: the boot tests need its features, not its
+# speed or its last megabyte.
+build_aarch64() { aarch64_bin=$(scripts/build-static.sh --for-tests --guest aarch64); }
 step "build: static aarch64 guest kbench (Debian rustc)" build_aarch64
 if ! file "$aarch64_bin" | grep -q "ARM aarch64.*statically linked"; then
     echo "test.sh: $aarch64_bin is not a static aarch64 executable" >&2
