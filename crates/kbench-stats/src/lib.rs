@@ -53,6 +53,6 @@ pub use rank::{
     ShiftEstimate,
 };
 pub use sequential::{
-    look, Decision, KnownNoise, Look, MoreEstimate, NoiseAdvice, NoiseWanted, SequentialDesign,
-    VarianceFrom,
+    confidence_sequence, look, stops, Decision, KnownNoise, LogInterval, Look, MoreEstimate,
+    NoiseAdvice, NoiseWanted, SequentialDesign, VarianceFrom,
 };

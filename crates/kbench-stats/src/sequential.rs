@@ -316,10 +316,35 @@ fn more_estimate(
     }
 }
 
-/// Looks at the units so far (mean log value of each unit, in any order) and decides,
-/// or says how many more units a side it expects to need. Before the bound it stops
-/// only for an answer against δ (regression, improvement, equivalent); at the bound
+/// The decision at this look if the rule stops here, with the interval it came from;
+/// `None` for the decision while the rule continues. Before the bound it stops only for
+/// an answer against δ (regression, improvement, equivalent); at the bound
 /// (`max_units_per_side` on both sides) it reports what the interval says.
+pub fn stops(
+    design: &SequentialDesign,
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
+) -> (Option<LogInterval>, Option<Decision>) {
+    let interval = confidence_sequence(a_log_units, b_log_units, known, design.alpha_per_primary());
+    let threshold = threshold_rel(Scale::Log, design.delta_pct);
+    let at_bound = a_log_units.len().min(b_log_units.len()) >= design.max_units_per_side;
+    let verdict = interval
+        .and_then(|iv| iv.bounds)
+        .map(|b| verdict_from_interval(b, threshold, design.higher_is_better));
+    let decision = match (verdict, at_bound) {
+        (Some(Verdict::Regression), _) => Some(Decision::Regression),
+        (Some(Verdict::Improvement), _) => Some(Decision::Improvement),
+        (Some(Verdict::Equivalent), _) => Some(Decision::Equivalent),
+        (Some(Verdict::Changed), true) => Some(Decision::Changed),
+        (_, true) => Some(Decision::Undecided),
+        (_, false) => None,
+    };
+    (interval, decision)
+}
+
+/// Looks at the units so far (mean log value of each unit, in any order): the decision
+/// of [`stops`], or how many more units a side the rule expects to need.
 pub fn look(
     design: &SequentialDesign,
     a_log_units: &[f64],
@@ -327,23 +352,17 @@ pub fn look(
     known: Option<KnownNoise>,
 ) -> Look {
     let (n_a, n_b) = (a_log_units.len(), b_log_units.len());
-    let alpha = design.alpha_per_primary();
-    let threshold = threshold_rel(Scale::Log, design.delta_pct);
-    let interval = confidence_sequence(a_log_units, b_log_units, known, alpha);
-    let at_bound = n_a.min(n_b) >= design.max_units_per_side;
-    let verdict = interval
-        .and_then(|iv| iv.bounds)
-        .map(|b| verdict_from_interval(b, threshold, design.higher_is_better));
-    let decision = match (verdict, at_bound) {
-        (Some(Verdict::Regression), _) => Decision::Regression,
-        (Some(Verdict::Improvement), _) => Decision::Improvement,
-        (Some(Verdict::Equivalent), _) => Decision::Equivalent,
-        (Some(Verdict::Changed), true) => Decision::Changed,
-        (_, true) => Decision::Undecided,
-        (_, false) => Decision::Continue {
-            more_per_side: more_estimate(interval.as_ref(), n_a, n_b, known, threshold, alpha),
-        },
-    };
+    let (interval, decision) = stops(design, a_log_units, b_log_units, known);
+    let decision = decision.unwrap_or_else(|| Decision::Continue {
+        more_per_side: more_estimate(
+            interval.as_ref(),
+            n_a,
+            n_b,
+            known,
+            threshold_rel(Scale::Log, design.delta_pct),
+            design.alpha_per_primary(),
+        ),
+    });
     let pct = |v: f64| 100.0 * v.exp_m1();
     Look {
         n_a,
