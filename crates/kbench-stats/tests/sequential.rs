@@ -7,7 +7,7 @@
 use kbench_stats::sequential::{
     confidence_sequence, stops, Decision, KnownNoise, SequentialDesign,
 };
-use kbench_stats::special::t_quantile;
+use kbench_stats::special::{normal_quantile, normal_sf, t_quantile, t_sf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -82,19 +82,71 @@ enum Rule {
     Sequential,
     /// The fixed-design pooled t interval at 1 − α, as if each look were the only one.
     FixedEveryLook,
+    /// A group-sequential test over a declared maximum with a look after every unit:
+    /// the repeated t interval with boundaries found by simulation.
+    GroupSequential(Spending),
+}
+
+/// The shape of a group-sequential boundary on the z scale over the information
+/// fraction f (units so far / declared units): Pocock's constant c, or O'Brien and
+/// Fleming's c/√f.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Spending {
+    Pocock,
+    OBrienFleming,
+}
+
+/// Pooled two-sample t: (shift, standard error, df).
+fn pooled_t(a: &[f64], b: &[f64]) -> Option<(f64, f64, usize)> {
+    let df = (a.len() + b.len()).checked_sub(2).filter(|&d| d >= 1)?;
+    let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let ss = |v: &[f64]| v.iter().map(|x| (x - m(v)).powi(2)).sum::<f64>();
+    let sd = ((ss(a) + ss(b)) / df as f64).sqrt();
+    let se = sd * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+    Some((m(b) - m(a), se, df))
+}
+
+/// The index of a look with `na` and `nb` units (also the t's degrees of freedom).
+fn look_index(na: usize, nb: usize) -> usize {
+    na + nb - 2
 }
 
 struct Intervals {
     /// t(1 − α/2, df) by df.
     t_fixed: Vec<f64>,
+    /// Group-sequential t boundaries by look index (∞ where there is none).
+    pocock: Vec<f64>,
+    obrien_fleming: Vec<f64>,
 }
 
+const GS_CALIBRATION_TRIALS: usize = 10_000;
+
 impl Intervals {
-    fn new() -> Intervals {
+    /// Intervals for looks after every unit; the group-sequential boundaries are for a
+    /// declared maximum of `declared_max` units a side (and extend past it unchanged in
+    /// shape, as a user who keeps looking would).
+    fn new(declared_max: usize) -> Intervals {
+        let (c_pocock, c_obf) = group_sequential_constants(declared_max);
+        let looks = 4 * declared_max;
+        let boundary = |z_of_f: &dyn Fn(f64) -> f64| -> Vec<f64> {
+            (0..looks)
+                .map(|idx| {
+                    let f = (idx + 2) as f64 / (2 * declared_max) as f64;
+                    let t = -t_quantile(normal_sf(z_of_f(f)), idx.max(1) as f64);
+                    if idx >= 1 && t.is_finite() {
+                        t
+                    } else {
+                        f64::INFINITY
+                    }
+                })
+                .collect()
+        };
         Intervals {
-            t_fixed: (0..200)
+            t_fixed: (0..looks)
                 .map(|df| t_quantile(1.0 - ALPHA / 2.0, df.max(1) as f64))
                 .collect(),
+            pocock: boundary(&|_| c_pocock),
+            obrien_fleming: boundary(&|f| c_obf / f.sqrt()),
         }
     }
 
@@ -105,25 +157,55 @@ impl Intervals {
         b: &[f64],
         known: Option<KnownNoise>,
     ) -> Option<(f64, f64)> {
-        match rule {
-            Rule::Sequential => confidence_sequence(a, b, known, ALPHA)?.bounds,
-            Rule::FixedEveryLook => self.fixed(a, b),
-        }
+        let boundary = match rule {
+            Rule::Sequential => return confidence_sequence(a, b, known, ALPHA)?.bounds,
+            Rule::FixedEveryLook => &self.t_fixed,
+            Rule::GroupSequential(Spending::Pocock) => &self.pocock,
+            Rule::GroupSequential(Spending::OBrienFleming) => &self.obrien_fleming,
+        };
+        let (shift, se, df) = pooled_t(a, b)?;
+        let half = boundary[df] * se;
+        half.is_finite().then_some((shift - half, shift + half))
     }
 
     fn fixed(&self, a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
-        let df = a.len() + b.len() - 2;
-        if df < 1 {
-            return None;
-        }
-        let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let ss = |v: &[f64]| v.iter().map(|x| (x - m(v)).powi(2)).sum::<f64>();
-        let sd = ((ss(a) + ss(b)) / df as f64).sqrt();
-        let se = sd * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
-        let shift = m(b) - m(a);
-        let half = self.t_fixed[df] * se;
-        Some((shift - half, shift + half))
+        self.of(Rule::FixedEveryLook, a, b, None)
     }
+}
+
+/// The constants of the Pocock and O'Brien-Fleming boundaries for t statistics with a
+/// look after every unit up to `declared_max` a side: each look's t is turned into the
+/// z of the same two-sided p, and c is the (1 − α) quantile, under normal A/A units, of
+/// max z (Pocock) or max z·√f (O'Brien-Fleming).
+fn group_sequential_constants(declared_max: usize) -> (f64, f64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(25_300 + declared_max as u64);
+    let noise = Noise {
+        within_cv_pct: 1.0,
+        between_sd_pct: 3.0,
+        effect: UnitEffect::Normal,
+    };
+    let (mut pocock, mut obf) = (Vec::new(), Vec::new());
+    for _ in 0..GS_CALIBRATION_TRIALS {
+        let (a, b) = sides(&mut rng, noise, 0.0, declared_max);
+        let (mut zmax, mut zfmax) = (0.0f64, 0.0f64);
+        for (na, nb) in looks(declared_max) {
+            let Some((shift, se, df)) = pooled_t(&a[..na], &b[..nb]) else {
+                continue;
+            };
+            let p = 2.0 * t_sf((shift / se).abs(), df as f64);
+            let z = -normal_quantile((p / 2.0).max(1e-300));
+            let f = (look_index(na, nb) + 2) as f64 / (2 * declared_max) as f64;
+            zmax = zmax.max(z);
+            zfmax = zfmax.max(z * f.sqrt());
+        }
+        pocock.push(zmax);
+        obf.push(zfmax);
+    }
+    let quantile = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[((1.0 - ALPHA) * v.len() as f64) as usize]
+    };
+    (quantile(pocock), quantile(obf))
 }
 
 /// α + 2 standard errors of a rate estimated from `trials`.
@@ -142,58 +224,55 @@ fn calibration(rng: &mut ChaCha8Rng, noise: Noise, df: usize) -> KnownNoise {
     }
 }
 
-/// Fraction of A/A trials in which the interval excludes 0 at some look up to `max`
-/// units a side (no stopping: the worst case for any stopping rule).
-fn aa_claim_rate(
-    rule: Rule,
+/// For each rule, the fraction of A/A trials in which its interval excludes 0 at some
+/// look up to `look_to` units a side (no stopping: the worst case for any stopping
+/// rule). The rules see the same trials.
+fn aa_claim_rates(
+    intervals: &Intervals,
+    rules: &[Rule],
     noise: Noise,
-    max: usize,
+    look_to: usize,
     calibration_df: Option<usize>,
     trials: usize,
     seed: u64,
-) -> f64 {
-    let intervals = Intervals::new();
+) -> Vec<f64> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut claims = 0;
+    let mut claims = vec![0usize; rules.len()];
     for _ in 0..trials {
         let known = calibration_df.map(|df| calibration(&mut rng, noise, df));
-        let (a, b) = sides(&mut rng, noise, 0.0, max);
-        let claimed = looks(max).any(|(na, nb)| {
-            intervals
-                .of(rule, &a[..na], &b[..nb], known)
-                .is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
-        });
-        claims += usize::from(claimed);
+        let (a, b) = sides(&mut rng, noise, 0.0, look_to);
+        for (rule, count) in rules.iter().zip(claims.iter_mut()) {
+            let claimed = looks(look_to).any(|(na, nb)| {
+                intervals
+                    .of(*rule, &a[..na], &b[..nb], known)
+                    .is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+            });
+            *count += usize::from(claimed);
+        }
     }
-    claims as f64 / trials as f64
+    claims.iter().map(|&c| c as f64 / trials as f64).collect()
 }
 
 const TRIALS_AA: usize = 4000;
+const RULES: [Rule; 4] = [
+    Rule::Sequential,
+    Rule::FixedEveryLook,
+    Rule::GroupSequential(Spending::Pocock),
+    Rule::GroupSequential(Spending::OBrienFleming),
+];
 
-#[test]
-fn aa_false_claims_hold_alpha_with_a_look_after_every_unit() {
-    let lim = limit(TRIALS_AA);
-    eprintln!(
-        "A/A, a look after every unit, {TRIALS_AA} trials a cell, limit α + 2 SE = {:.4}",
-        lim
-    );
-    eprintln!("| units a side | unit effect | within CV | between SD | calibration df | sequential | fixed t, every look |");
-    eprintln!("|---|---|---|---|---|---|---|");
-    let mut seed = 25_001;
+fn aa_cells() -> Vec<(usize, Noise, Option<usize>)> {
     let mut cells = Vec::new();
     for max in [40, 20] {
         for effect in [UnitEffect::Normal, UnitEffect::T3, UnitEffect::Lognormal] {
             for within_cv_pct in [1.0, 5.0, 20.0] {
                 for between_sd_pct in [3.0, 10.0] {
-                    cells.push((
-                        max,
-                        Noise {
-                            within_cv_pct,
-                            between_sd_pct,
-                            effect,
-                        },
-                        None,
-                    ));
+                    let noise = Noise {
+                        within_cv_pct,
+                        between_sd_pct,
+                        effect,
+                    };
+                    cells.push((max, noise, None));
                 }
             }
         }
@@ -208,32 +287,75 @@ fn aa_false_claims_hold_alpha_with_a_look_after_every_unit() {
             cells.push((20, noise, Some(df)));
         }
     }
+    cells
+}
+
+#[test]
+fn aa_false_claims_hold_alpha_with_a_look_after_every_unit() {
+    let lim = limit(TRIALS_AA);
+    eprintln!("A/A, a look after every unit, {TRIALS_AA} trials a cell, limit α + 2 SE = {lim:.4}");
+    eprintln!("| units a side | unit effect | within CV | between SD | calibration df | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|");
+    let by_max = [(40, Intervals::new(40)), (20, Intervals::new(20))];
     let mut failures = Vec::new();
-    for (max, noise, cal) in cells {
-        seed += 1;
-        let seq = aa_claim_rate(Rule::Sequential, noise, max, cal, TRIALS_AA, seed);
-        let fixed = aa_claim_rate(Rule::FixedEveryLook, noise, max, cal, TRIALS_AA, seed);
+    for (seed, (max, noise, cal)) in (25_001..).zip(aa_cells()) {
+        let intervals = &by_max.iter().find(|(m, _)| *m == max).unwrap().1;
+        let rates = aa_claim_rates(intervals, &RULES, noise, max, cal, TRIALS_AA, seed);
         eprintln!(
-            "| {max} | {:?} | {}% | {}% | {} | {:.4} | {:.4} |",
+            "| {max} | {:?} | {}% | {}% | {} | {:.4} | {:.4} | {:.4} | {:.4} |",
             noise.effect,
             noise.within_cv_pct,
             noise.between_sd_pct,
             cal.map_or("-".to_string(), |d| d.to_string()),
-            seq,
-            fixed
+            rates[0],
+            rates[1],
+            rates[2],
+            rates[3],
         );
-        if seq > lim {
-            failures.push(format!("sequential {max} {noise:?} {cal:?}: {seq} > {lim}"));
+        if rates[0] > lim {
+            failures.push(format!(
+                "sequential {max} {noise:?} {cal:?}: {} > {lim}",
+                rates[0]
+            ));
         }
         // The comparison is wired right only if the fixed test, looked at as often,
         // claims far more than α.
-        if fixed < 0.12 {
+        if rates[1] < 0.12 {
             failures.push(format!(
-                "fixed every look {max} {noise:?}: {fixed} not above α"
+                "fixed every look {max} {noise:?}: {} not above α",
+                rates[1]
             ));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// A user who declared 20 boots a side and keeps looking to 40: the always-valid
+/// interval still holds; a group-sequential design does not promise to.
+#[test]
+fn looking_past_the_declared_maximum() {
+    let lim = limit(TRIALS_AA);
+    let intervals = Intervals::new(20);
+    eprintln!("A/A, declared 20 a side, looked at after every unit to 40, {TRIALS_AA} trials, limit {lim:.4}");
+    eprintln!("| unit effect | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming |");
+    eprintln!("|---|---|---|---|---|");
+    for (seed, effect) in (25_400..).zip([UnitEffect::Normal, UnitEffect::T3]) {
+        let noise = Noise {
+            within_cv_pct: 5.0,
+            between_sd_pct: 3.0,
+            effect,
+        };
+        let rates = aa_claim_rates(&intervals, &RULES, noise, 40, None, TRIALS_AA, seed);
+        eprintln!(
+            "| {effect:?} | {:.4} | {:.4} | {:.4} | {:.4} |",
+            rates[0], rates[1], rates[2], rates[3]
+        );
+        assert!(
+            rates[0] <= lim,
+            "sequential {effect:?}: {} > {lim}",
+            rates[0]
+        );
+    }
 }
 
 fn design(delta_pct: f64, max: usize) -> SequentialDesign {
@@ -264,22 +386,77 @@ fn correct(shift_pct: f64, decision: &Decision, estimate: f64) -> bool {
     *decision == Decision::Regression || (*decision == Decision::Changed && estimate > 0.0)
 }
 
+/// The decision from an interval against ±δ; before the bound only answers against δ
+/// stop (as in the library's rule), at the bound every interval gives one.
+fn interval_decision((lo, hi): (f64, f64), delta_pct: f64, at_bound: bool) -> Option<Decision> {
+    let t = (delta_pct / 100.0).ln_1p();
+    if lo > t {
+        Some(Decision::Regression)
+    } else if hi < -t {
+        Some(Decision::Improvement)
+    } else if lo >= -t && hi <= t {
+        Some(Decision::Equivalent)
+    } else if !at_bound {
+        None
+    } else if lo > 0.0 || hi < 0.0 {
+        Some(Decision::Changed)
+    } else {
+        Some(Decision::Undecided)
+    }
+}
+
 /// The fixed test's decision from one look at n units a side.
 fn fixed_decision(intervals: &Intervals, a: &[f64], b: &[f64], delta_pct: f64) -> (Decision, f64) {
-    let t = (delta_pct / 100.0).ln_1p();
-    let (lo, hi) = intervals.fixed(a, b).expect("two units a side");
-    let d = if lo > t {
-        Decision::Regression
-    } else if hi < -t {
-        Decision::Improvement
-    } else if lo >= -t && hi <= t {
-        Decision::Equivalent
-    } else if lo > 0.0 || hi < 0.0 {
-        Decision::Changed
-    } else {
-        Decision::Undecided
-    };
-    (d, 0.5 * (lo + hi))
+    let iv = intervals.fixed(a, b).expect("two units a side");
+    let d = interval_decision(iv, delta_pct, true).expect("a decision at the bound");
+    (d, 0.5 * (iv.0 + iv.1))
+}
+
+/// A group-sequential rule run until it stops, as [`run_sequential`].
+fn run_group_sequential(
+    intervals: &Intervals,
+    spending: Spending,
+    max: usize,
+    delta_pct: f64,
+    a: &[f64],
+    b: &[f64],
+) -> (usize, Decision, f64) {
+    let rule = Rule::GroupSequential(spending);
+    for (na, nb) in looks(max) {
+        let at_bound = na.min(nb) >= max;
+        let iv = intervals.of(rule, &a[..na], &b[..nb], None);
+        let decision = match iv {
+            Some(iv) => interval_decision(iv, delta_pct, at_bound),
+            None => at_bound.then_some(Decision::Undecided),
+        };
+        if let Some(d) = decision {
+            return (na.max(nb), d, iv.map_or(0.0, |(lo, hi)| 0.5 * (lo + hi)));
+        }
+    }
+    unreachable!("the bound always decides")
+}
+
+/// Mean units a side at the stop and the rate of right decisions of one rule.
+#[derive(Default)]
+struct Tally {
+    units: usize,
+    early: usize,
+    right: usize,
+    wrong: usize,
+}
+
+impl Tally {
+    fn add(&mut self, shift_pct: f64, max: usize, (n, decision, est): (usize, Decision, f64)) {
+        self.units += n;
+        self.early += usize::from(n < max);
+        self.right += usize::from(correct(shift_pct, &decision, est));
+        let wrong_way = if shift_pct == 0.0 {
+            decision.claims_change() && decision != Decision::Changed
+        } else {
+            decision == Decision::Improvement || decision == Decision::Equivalent
+        };
+        self.wrong += usize::from(wrong_way);
+    }
 }
 
 struct UnitsRow {
@@ -290,11 +467,16 @@ struct UnitsRow {
     stopped_early: f64,
     correct: f64,
     wrong_direction: f64,
-    /// Units a side at which one fixed look is right as often (`None`: not within max).
+    /// Mean units and right decisions of the Pocock and O'Brien-Fleming designs.
+    pocock: (f64, f64),
+    obrien_fleming: (f64, f64),
+    /// Units a side at which one fixed look is right as often as the sequential rule
+    /// (`None`: not within max, or the rule is rarely right at all).
     fixed_same_power: Option<usize>,
 }
 
 fn units_to_decide(
+    intervals: &Intervals,
     noise: Noise,
     shift_pct: f64,
     delta_pct: f64,
@@ -302,38 +484,34 @@ fn units_to_decide(
     trials: usize,
     seed: u64,
 ) -> UnitsRow {
-    let intervals = Intervals::new();
     let d = design(delta_pct, max);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut units, mut early, mut right, mut wrong) = (0usize, 0usize, 0usize, 0usize);
+    let (mut seq, mut pocock, mut obf) = (Tally::default(), Tally::default(), Tally::default());
     let mut fixed_right = vec![0usize; max + 1];
     for _ in 0..trials {
         let (a, b) = sides(&mut rng, noise, shift_pct, max);
-        let (n, decision, est) = run_sequential(&d, &a, &b);
-        units += n;
-        early += usize::from(n < max);
-        right += usize::from(correct(shift_pct, &decision, est));
-        let wrong_way = if shift_pct == 0.0 {
-            decision.claims_change() && decision != Decision::Changed
-        } else {
-            decision == Decision::Improvement || decision == Decision::Equivalent
-        };
-        wrong += usize::from(wrong_way);
+        seq.add(shift_pct, max, run_sequential(&d, &a, &b));
+        let gs = |s| run_group_sequential(intervals, s, max, delta_pct, &a, &b);
+        pocock.add(shift_pct, max, gs(Spending::Pocock));
+        obf.add(shift_pct, max, gs(Spending::OBrienFleming));
         for (n, hits) in fixed_right.iter_mut().enumerate().skip(2) {
-            let (fd, fest) = fixed_decision(&intervals, &a[..n], &b[..n], delta_pct);
+            let (fd, fest) = fixed_decision(intervals, &a[..n], &b[..n], delta_pct);
             *hits += usize::from(correct(shift_pct, &fd, fest));
         }
     }
     let t = trials as f64;
-    let power = right as f64 / t;
+    let power = seq.right as f64 / t;
+    let summary = |x: &Tally| (x.units as f64 / t, x.right as f64 / t);
     UnitsRow {
         between_sd_pct: noise.between_sd_pct,
         within_cv_pct: noise.within_cv_pct,
         shift_pct,
-        mean_units: units as f64 / t,
-        stopped_early: early as f64 / t,
+        mean_units: seq.units as f64 / t,
+        stopped_early: seq.early as f64 / t,
         correct: power,
-        wrong_direction: wrong as f64 / t,
+        wrong_direction: seq.wrong as f64 / t,
+        pocock: summary(&pocock),
+        obrien_fleming: summary(&obf),
         fixed_same_power: (power >= 0.05)
             .then(|| (2..=max).find(|&n| fixed_right[n] as f64 / t >= power))
             .flatten(),
@@ -346,8 +524,9 @@ fn units_to_decide_against_the_fixed_design_of_the_same_power() {
     const MAX: usize = 40;
     const DELTA_PCT: f64 = 1.0;
     eprintln!("Units a side to decide, δ = {DELTA_PCT}%, bound {MAX}, {TRIALS} trials a cell, {RUNS_PER_UNIT} runs a unit");
-    eprintln!("| between SD | within CV | true shift | mean units (sequential) | stopped before bound | right decision | wrong | fixed n of the same power |");
-    eprintln!("|---|---|---|---|---|---|---|---|");
+    eprintln!("| between SD | within CV | true shift | sequential: mean units | stopped before bound | right | wrong | fixed n of the same power | Pocock: mean units, right | O'Brien-Fleming: mean units, right |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|");
+    let intervals = Intervals::new(MAX);
     let mut seed = 25_100;
     let mut rows = Vec::new();
     for between_sd_pct in [0.5, 3.0] {
@@ -359,9 +538,9 @@ fn units_to_decide_against_the_fixed_design_of_the_same_power() {
                     between_sd_pct,
                     effect: UnitEffect::Normal,
                 };
-                let r = units_to_decide(noise, shift_pct, DELTA_PCT, MAX, TRIALS, seed);
+                let r = units_to_decide(&intervals, noise, shift_pct, DELTA_PCT, MAX, TRIALS, seed);
                 eprintln!(
-                    "| {}% | {}% | +{}% | {:.1} | {:.0}% | {:.0}% | {:.1}% | {} |",
+                    "| {}% | {}% | +{}% | {:.1} | {:.0}% | {:.0}% | {:.1}% | {} | {:.1}, {:.0}% | {:.1}, {:.0}% |",
                     r.between_sd_pct,
                     r.within_cv_pct,
                     r.shift_pct,
@@ -370,7 +549,11 @@ fn units_to_decide_against_the_fixed_design_of_the_same_power() {
                     100.0 * r.correct,
                     100.0 * r.wrong_direction,
                     r.fixed_same_power
-                        .map_or("-".to_string(), |n| n.to_string())
+                        .map_or("-".to_string(), |n| n.to_string()),
+                    r.pocock.0,
+                    100.0 * r.pocock.1,
+                    r.obrien_fleming.0,
+                    100.0 * r.obrien_fleming.1,
                 );
                 rows.push(r);
             }
@@ -430,7 +613,7 @@ fn equivalence_stops_early_at_zero_and_is_never_said_at_two_delta() {
     );
 
     // At 2δ, no look up to the bound may find the interval inside ±δ.
-    let intervals = Intervals::new();
+    let intervals = Intervals::new(MAX);
     let t = (DELTA_PCT / 100.0).ln_1p();
     let lim = limit(TRIALS);
     for (seed, effect) in [(25_201, UnitEffect::Normal), (25_202, UnitEffect::T3)] {
