@@ -19,8 +19,8 @@ use crate::descriptive::mean;
 use crate::special::chi_square_quantile;
 
 /// Variance of the prior on the standardised shift (shift / unit SD) under the
-/// alternative. 1 keeps the interval finite from 5 units a side (3 with a calibration)
-/// and within about 1.6 times the fixed t interval's width from 10 to 100 units.
+/// alternative. 1 keeps the interval finite from 5 units a side (3 with a calibration
+/// of 4 df) and within about 1.6 times the fixed t interval's width from 10 to 100 units.
 pub const PRIOR_EFFECT_VAR: f64 = 1.0;
 
 /// Beyond this many units a side an estimate of "how many more" is not practical advice.
