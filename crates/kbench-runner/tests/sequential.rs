@@ -148,3 +148,73 @@ fn identical_arms_stop_equivalent_or_at_the_bound_with_no_claim() {
         "{equivalent} of 10 equivalent before the bound"
     );
 }
+
+#[test]
+fn a_suite_stops_when_every_primary_is_decided_and_a_decided_one_stays_decided() {
+    // Two primaries from the same runs: the first sees B 30 % slower, the second the
+    // same runs with B's shift taken out (no change, 2 % noise: not decidable in 40).
+    let two = |arms: &[ArmOutcome]| {
+        let mut units = runs_as_units(arms);
+        let mut flat = units[0].clone();
+        flat.metric = "flat".into();
+        flat.b_log_units.iter_mut().for_each(|v| *v -= 1.3f64.ln());
+        units.push(flat);
+        units
+    };
+    let mut rule = SequentialRule::new(
+        0.05,
+        1.0,
+        MAX_UNITS,
+        Duration::from_secs(600),
+        Box::new(two),
+    );
+    let (mut a, mut b) = (Fake::new(100.0, 0.02, 7), Fake::new(130.0, 0.02, 8));
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: vec![],
+        stop: &mut rule,
+    };
+    let arms = scheduler::run(
+        schedule,
+        &mut executors,
+        &mut MemorySink::default(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(arms[0].measured.len(), MAX_UNITS);
+    let states = rule.states();
+    assert_eq!(states[0].look.decision, Decision::Regression);
+    assert!(states[0].look.n_a < 10, "decided at {}", states[0].look.n_a);
+    assert_eq!(states[1].look.decision, Decision::Undecided);
+    assert_eq!(states[1].look.n_a, MAX_UNITS);
+}
+
+#[test]
+fn the_time_bound_leaves_open_metrics_undecided() {
+    let mut rule = SequentialRule::new(
+        0.05,
+        1.0,
+        MAX_UNITS,
+        Duration::ZERO,
+        Box::new(runs_as_units),
+    );
+    let (mut a, mut b) = (Fake::new(100.0, 0.02, 9), Fake::new(100.0, 0.02, 10));
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: vec![],
+        stop: &mut rule,
+    };
+    let arms = scheduler::run(
+        schedule,
+        &mut executors,
+        &mut MemorySink::default(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert!(arms[0].measured.len() <= 1);
+    assert_eq!(rule.states()[0].look.decision, Decision::Undecided);
+}

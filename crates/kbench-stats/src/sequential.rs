@@ -479,6 +479,16 @@ mod tests {
     }
 
     #[test]
+    fn a_look_is_data_for_the_next_crate() {
+        let l = look(&design(), &[0.0, 0.004], &[0.02, 0.025], None);
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""kind":"continue""#), "{json}");
+        assert!(json.contains(r#""from":"this_comparison""#), "{json}");
+        let back: Look = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, l);
+    }
+
+    #[test]
     fn the_bound_reports_undecided_or_changed() {
         let d = SequentialDesign {
             max_units_per_side: 3,
