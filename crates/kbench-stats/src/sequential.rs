@@ -489,6 +489,17 @@ mod tests {
     }
 
     #[test]
+    fn chi_square_quantiles_match_the_tables() {
+        // qchisq(c(0.025, 0.975), 1); qchisq(0.5, 10); qchisq(0.975, 78), checked
+        // against an independent series evaluation of P(a, x).
+        let close = |x: f64, want: f64| (x - want).abs() <= 1e-6 * want.max(1e-3);
+        assert!(close(chi_square_quantile(0.025, 1.0), 0.000_982_069));
+        assert!(close(chi_square_quantile(0.975, 1.0), 5.023_886));
+        assert!(close(chi_square_quantile(0.5, 10.0), 9.341_818));
+        assert!(close(chi_square_quantile(0.975, 78.0), 104.315_938));
+    }
+
+    #[test]
     fn the_bound_reports_undecided_or_changed() {
         let d = SequentialDesign {
             max_units_per_side: 3,
