@@ -8,7 +8,7 @@
 //!
 //! Entry points: [`compare`], [`compare_nested`], [`compare_pooled_quantiles`],
 //! [`compare_summaries`],
-//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`parse_numbers`] reads the
+//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`look`] is the sequential rule; [`parse_numbers`] reads the
 //! files of numbers `kbench stat` compares.
 
 pub mod calibration;
@@ -23,6 +23,7 @@ pub mod parametric;
 pub mod percentiles;
 pub mod pooled;
 pub mod rank;
+pub mod sequential;
 pub mod special;
 
 pub use compare::{
@@ -50,4 +51,8 @@ pub use pooled::{compare_pooled_quantiles, pooled_quantile, PooledOptions, RunHi
 pub use rank::{
     hodges_lehmann, kth_pairwise_difference, mann_whitney, moses_rank, MannWhitney, PMethod,
     ShiftEstimate,
+};
+pub use sequential::{
+    confidence_sequence, look, stops, Decision, KnownNoise, LogInterval, Look, MoreEstimate,
+    NoiseAdvice, NoiseWanted, SequentialDesign, VarianceFrom,
 };

@@ -307,6 +307,32 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     t
 }
 
+/// Quantile of the chi-square distribution with `df` degrees of freedom: the x with
+/// P(X ≤ x) = p, by bisection on P(df/2, x/2).
+pub fn chi_square_quantile(p: f64, df: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0 && is_positive(df)) {
+        return f64::NAN;
+    }
+    let cdf = |x: f64| reg_gamma(df / 2.0, x / 2.0).0;
+    let (mut lo, mut hi) = (0.0f64, df.max(1.0));
+    while cdf(hi) < p {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if cdf(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// Binomial CDF P(X ≤ k) for X ~ Bin(n, p), via I_{1−p}(n − k, k + 1).
 pub fn binomial_cdf(k: i64, n: u64, p: f64) -> f64 {
     if k < 0 {

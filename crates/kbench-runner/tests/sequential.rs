@@ -1,0 +1,220 @@
+//! The sequential stop rule driving the scheduler, against a seeded fake executor
+//! whose values we choose: a large effect stops early with the right direction,
+//! identical arms stop equivalent or at the bound with no claim.
+use kbench_record::{StoredRun, Value};
+use kbench_runner::scheduler::{self, NoProgress};
+use kbench_runner::{
+    ArmOutcome, Attempt, Executor, HookFailure, MemorySink, Order, PrimaryUnits, RunnerError,
+    Schedule, SequentialRule,
+};
+use kbench_stats::sequential::Decision;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
+
+/// An arm whose runs give `median`·exp(sd·z), z standard normal from its own seed.
+struct Fake {
+    median: f64,
+    sd_log: f64,
+    rng: ChaCha8Rng,
+}
+
+impl Fake {
+    fn new(median: f64, sd_log: f64, seed: u64) -> Fake {
+        Fake {
+            median,
+            sd_log,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    fn normal(&mut self) -> f64 {
+        let u1: f64 = 1.0 - self.rng.random::<f64>();
+        let u2: f64 = self.rng.random::<f64>();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+fn stored(index: u32, warmup: bool, value: f64) -> StoredRun {
+    StoredRun {
+        workload: "fake".into(),
+        run_index: index,
+        warmup,
+        exit_status: Some(0),
+        values: vec![Value {
+            metric: "ns".into(),
+            value,
+            unit: "ns".into(),
+            higher_is_better: false,
+            primary: true,
+        }],
+        ..StoredRun::default()
+    }
+}
+
+impl Executor for Fake {
+    fn run(&mut self, index: u32, warmup: bool) -> Result<Attempt, RunnerError> {
+        let value = self.median * (self.sd_log * self.normal()).exp();
+        Ok(Attempt {
+            run: stored(index, warmup, value),
+            failure: None,
+            placement: None,
+        })
+    }
+
+    fn hook_failure_run(&self, failure: &HookFailure, index: u32) -> StoredRun {
+        StoredRun {
+            error: Some(failure.message.clone()),
+            ..stored(index, false, 0.0)
+        }
+    }
+}
+
+/// Runs as units: each measured run's log primary value.
+fn runs_as_units(arms: &[ArmOutcome]) -> Vec<PrimaryUnits> {
+    let logs = |arm: &ArmOutcome| arm.primary_values().iter().map(|v| v.ln()).collect();
+    vec![PrimaryUnits {
+        metric: "ns".into(),
+        higher_is_better: false,
+        a_log_units: logs(&arms[0]),
+        b_log_units: logs(&arms[1]),
+        known: None,
+    }]
+}
+
+const MAX_UNITS: usize = 40;
+
+/// A/B of two fakes until the rule stops: (runs of A, runs of B, the decision).
+fn until_decided(a: Fake, b: Fake) -> (usize, usize, Decision) {
+    let mut rule = SequentialRule::new(
+        0.05,
+        1.0,
+        MAX_UNITS,
+        Duration::from_secs(600),
+        Box::new(runs_as_units),
+    );
+    let (mut a, mut b) = (a, b);
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let mut sink = MemorySink::default();
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 1,
+        hooks: vec![],
+        stop: &mut rule,
+    };
+    let arms = scheduler::run(schedule, &mut executors, &mut sink, &mut NoProgress).unwrap();
+    let state = &rule.states()[0];
+    assert!(state.decided());
+    (
+        arms[0].measured.len(),
+        arms[1].measured.len(),
+        state.look.decision.clone(),
+    )
+}
+
+#[test]
+fn a_large_effect_stops_early_with_the_right_direction() {
+    for seed in 0..10 {
+        let (na, nb, decision) = until_decided(
+            Fake::new(100.0, 0.02, 2 * seed),
+            Fake::new(130.0, 0.02, 2 * seed + 1),
+        );
+        assert_eq!(decision, Decision::Regression, "seed {seed}");
+        assert!(na < 10 && nb < 10, "seed {seed}: {na} and {nb} runs");
+    }
+    // B faster: lower is better here, so an improvement.
+    let (_, _, decision) = until_decided(Fake::new(100.0, 0.02, 50), Fake::new(80.0, 0.02, 51));
+    assert_eq!(decision, Decision::Improvement);
+}
+
+#[test]
+fn identical_arms_stop_equivalent_or_at_the_bound_with_no_claim() {
+    let mut equivalent = 0;
+    for seed in 0..10 {
+        let (na, nb, decision) = until_decided(
+            Fake::new(100.0, 0.003, 100 + 2 * seed),
+            Fake::new(100.0, 0.003, 101 + 2 * seed),
+        );
+        assert!(
+            matches!(decision, Decision::Equivalent | Decision::Undecided),
+            "seed {seed}: {decision:?}"
+        );
+        assert!(na <= MAX_UNITS && nb <= MAX_UNITS);
+        equivalent += usize::from(decision == Decision::Equivalent && na < MAX_UNITS);
+    }
+    // With 0.3 % noise and δ = 1 %, equivalence comes well before the bound.
+    assert!(
+        equivalent >= 9,
+        "{equivalent} of 10 equivalent before the bound"
+    );
+}
+
+#[test]
+fn a_suite_stops_when_every_primary_is_decided_and_a_decided_one_stays_decided() {
+    // Two primaries from the same runs: the first sees B 30 % slower, the second the
+    // same runs with B's shift taken out (no change, 2 % noise: not decidable in 40).
+    let two = |arms: &[ArmOutcome]| {
+        let mut units = runs_as_units(arms);
+        let mut flat = units[0].clone();
+        flat.metric = "flat".into();
+        flat.b_log_units.iter_mut().for_each(|v| *v -= 1.3f64.ln());
+        units.push(flat);
+        units
+    };
+    let mut rule = SequentialRule::new(
+        0.05,
+        1.0,
+        MAX_UNITS,
+        Duration::from_secs(600),
+        Box::new(two),
+    );
+    let (mut a, mut b) = (Fake::new(100.0, 0.02, 7), Fake::new(130.0, 0.02, 8));
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: vec![],
+        stop: &mut rule,
+    };
+    let arms = scheduler::run(
+        schedule,
+        &mut executors,
+        &mut MemorySink::default(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(arms[0].measured.len(), MAX_UNITS);
+    let states = rule.states();
+    assert_eq!(states[0].look.decision, Decision::Regression);
+    assert!(states[0].look.n_a < 10, "decided at {}", states[0].look.n_a);
+    assert_eq!(states[1].look.decision, Decision::Undecided);
+    assert_eq!(states[1].look.n_a, MAX_UNITS);
+}
+
+#[test]
+fn the_time_bound_leaves_open_metrics_undecided() {
+    let mut rule = SequentialRule::new(
+        0.05,
+        1.0,
+        MAX_UNITS,
+        Duration::ZERO,
+        Box::new(runs_as_units),
+    );
+    let (mut a, mut b) = (Fake::new(100.0, 0.02, 9), Fake::new(100.0, 0.02, 10));
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: vec![],
+        stop: &mut rule,
+    };
+    let arms = scheduler::run(
+        schedule,
+        &mut executors,
+        &mut MemorySink::default(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert!(arms[0].measured.len() <= 1);
+    assert_eq!(rule.states()[0].look.decision, Decision::Undecided);
+}

@@ -1,0 +1,511 @@
+//! Sequential A/B over units (runs in `ab`, boots in `vm-ab`, sessions in `compare`):
+//! a rule that may be looked at after every unit and still holds its false-claim rate.
+//!
+//! The interval is an always-valid confidence sequence for the shift of mean log unit
+//! values, B − A: the inversion of the scale-invariant Bayes-factor t-test with a normal
+//! prior of variance `PRIOR_EFFECT_VAR` on the standardised shift (Gönen, Johnson, Lu and
+//! Westfall 2005). With the right-Haar prior on σ this Bayes factor is the likelihood
+//! ratio of the data's location-scale maximal invariant, so under "shift = μ0" it is a
+//! test martingale (Pérez-Ortiz, Lardy, de Heide and Grünwald 2022) and, by Ville's
+//! inequality, exceeds 1/α at some look with probability at most α. The shifts it does
+//! not reject form an interval, valid at every look at once: stopping whenever the user
+//! likes, or never declaring a maximum, keeps the error rate. `docs/statistics.md`
+//! ("Sequential decisions") has the reasoning and the Monte-Carlo.
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::{threshold_rel, verdict_from_interval, Scale, Verdict};
+use crate::descriptive::mean;
+use crate::special::chi_square_quantile;
+
+/// Variance of the prior on the standardised shift (shift / unit SD) under the
+/// alternative. 1 keeps the interval finite from 5 units a side (3 with a calibration
+/// of 4 df) and within about 1.6 times the fixed t interval's width from 10 to 100 units.
+pub const PRIOR_EFFECT_VAR: f64 = 1.0;
+
+/// Beyond this many units a side an estimate of "how many more" is not practical advice.
+pub const PRACTICAL_UNITS_PER_SIDE: usize = 1000;
+
+/// A sequential A/B design, fixed before the first unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SequentialDesign {
+    /// The false-claim rate of the whole suite, over all its primary metrics and looks.
+    pub alpha: f64,
+    /// The practical threshold δ, percent.
+    pub delta_pct: f64,
+    /// The bound: units a side after which the rule reports its interval undecided.
+    pub max_units_per_side: usize,
+    /// Primary metrics decided together; α is split among them (Bonferroni).
+    pub primaries: usize,
+    /// Direction of the metric: whether a higher value is the better one.
+    pub higher_is_better: bool,
+}
+
+impl SequentialDesign {
+    /// α for one primary metric: Bonferroni needs only the union bound, so the family's
+    /// rate holds at any stopping time and under any dependence between the metrics.
+    pub fn alpha_per_primary(&self) -> f64 {
+        self.alpha / self.primaries.max(1) as f64
+    }
+}
+
+/// A between-unit SD known from a calibration of this machine (log scale), with its
+/// degrees of freedom: pooled with the comparison's own spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KnownNoise {
+    pub unit_sd: f64,
+    pub df: f64,
+}
+
+/// Where a variance estimate came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VarianceFrom {
+    /// This comparison's own units.
+    ThisComparison,
+    /// A calibration of this machine, pooled with this comparison's units.
+    CalibrationAndThisComparison,
+}
+
+/// What would give an estimate of the noise, when there is none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseWanted {
+    /// Two units on each side, or a calibration of this machine (`kbench calibrate`).
+    TwoUnitsASideOrCalibration,
+}
+
+/// What shrinks the noise of a unit when more units are not practical.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseAdvice {
+    /// Pin the workload and keep other load off its CPUs.
+    Placement,
+    /// More runs in each unit (session or boot).
+    MoreRunsPerUnit,
+    /// KVM instead of TCG for boots.
+    Kvm,
+}
+
+/// How many more units a side the rule expects to need, if the shift and the spread
+/// stay where they are now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MoreEstimate {
+    /// No variance estimate at all: the number is unknown.
+    Unknown { what_would_give_it: NoiseWanted },
+    /// The point estimate and the range from a 95 % chi-square interval of the unit
+    /// variance; `high` is `None` when the upper end is beyond the practical bound.
+    About {
+        per_side: usize,
+        low: usize,
+        high: Option<usize>,
+        from: VarianceFrom,
+    },
+    /// Even the point estimate is beyond [`PRACTICAL_UNITS_PER_SIDE`]: shrink the noise.
+    BeyondPractical {
+        at_least: usize,
+        from: VarianceFrom,
+        advice: Vec<NoiseAdvice>,
+    },
+}
+
+/// The rule's answer at one look.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Decision {
+    /// Not decided yet, and the bound is not reached.
+    Continue { more_per_side: MoreEstimate },
+    /// B is worse than A by more than δ.
+    Regression,
+    /// B is better than A by more than δ.
+    Improvement,
+    /// At the bound: the interval excludes 0 but reaches inside ±δ.
+    Changed,
+    /// No change larger than δ: the interval lies inside ±δ.
+    Equivalent,
+    /// At the bound: the interval holds 0 and reaches past ±δ; no decision.
+    Undecided,
+}
+
+impl Decision {
+    /// Whether the rule stops here.
+    pub fn is_final(&self) -> bool {
+        !matches!(self, Decision::Continue { .. })
+    }
+
+    /// Whether the decision says that B differs from A.
+    pub fn claims_change(&self) -> bool {
+        matches!(
+            self,
+            Decision::Regression | Decision::Improvement | Decision::Changed
+        )
+    }
+}
+
+/// One look at the units so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Look {
+    pub n_a: usize,
+    pub n_b: usize,
+    /// Shift of B against A, percent (from the difference of mean logs).
+    pub shift_pct: Option<f64>,
+    /// The always-valid (1 − α per primary) interval, percent; `None` while it is
+    /// unbounded.
+    pub interval_pct: Option<(f64, f64)>,
+    /// The unit SD (log scale) the interval used, and its degrees of freedom.
+    pub unit_sd: Option<f64>,
+    pub df: f64,
+    pub decision: Decision,
+}
+
+/// The confidence sequence at one look, on the log scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogInterval {
+    pub shift: f64,
+    /// `None` while the interval is unbounded.
+    pub bounds: Option<(f64, f64)>,
+    pub unit_sd: Option<f64>,
+    pub df: f64,
+}
+
+/// The critical |t| of the confidence sequence at `df` degrees of freedom and effective
+/// sample size `n_eff` = n_a·n_b/(n_a + n_b): where the Bayes factor
+/// (1 + n_eff·g)^(−1/2)·[(1 + t²/ν)/(1 + t²/(ν(1 + n_eff·g)))]^((ν+1)/2) reaches 1/α.
+/// `None` when even an infinite t does not reach it (the interval is unbounded).
+pub fn boundary_t(alpha: f64, df: f64, n_eff: f64) -> Option<f64> {
+    if !(df > 0.0 && n_eff > 0.0 && alpha > 0.0 && alpha < 1.0) {
+        return None;
+    }
+    let r = 1.0 + n_eff * PRIOR_EFFECT_VAR;
+    let a = ((0.5 * r.ln() - alpha.ln()) * 2.0 / (df + 1.0)).exp();
+    (a < r).then(|| (df * (a - 1.0) / (1.0 - a / r)).sqrt())
+}
+
+/// The always-valid interval for mean(b) − mean(a) of log unit values at level α, with
+/// the pooled spread of both sides' units and, when given, a calibrated spread.
+pub fn confidence_sequence(
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
+    alpha: f64,
+) -> Option<LogInterval> {
+    let (n_a, n_b) = (a_log_units.len(), b_log_units.len());
+    if n_a == 0 || n_b == 0 {
+        return None;
+    }
+    let finite = a_log_units.iter().chain(b_log_units).all(|v| v.is_finite());
+    if !finite {
+        return None;
+    }
+    let shift = mean(b_log_units) - mean(a_log_units);
+    let squares = |v: &[f64]| {
+        let m = mean(v);
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+    };
+    let mut ss = squares(a_log_units) + squares(b_log_units);
+    let mut df = (n_a + n_b - 2) as f64;
+    if let Some(k) = known.filter(|k| k.df > 0.0 && k.unit_sd.is_finite()) {
+        ss += k.df * k.unit_sd * k.unit_sd;
+        df += k.df;
+    }
+    if df <= 0.0 {
+        return Some(LogInterval {
+            shift,
+            bounds: None,
+            unit_sd: None,
+            df,
+        });
+    }
+    let sd = (ss / df).sqrt();
+    let n_eff = (n_a * n_b) as f64 / (n_a + n_b) as f64;
+    let half = boundary_t(alpha, df, n_eff).map(|t| t * sd / n_eff.sqrt());
+    Some(LogInterval {
+        shift,
+        bounds: half.map(|h| (shift - h, shift + h)),
+        unit_sd: Some(sd),
+        df,
+    })
+}
+
+/// Half-width (log) of the confidence sequence with `per_side` units a side of SD
+/// `unit_sd`, `extra_df` degrees of freedom from a calibration.
+fn half_width(unit_sd: f64, per_side: usize, extra_df: f64, alpha: f64) -> f64 {
+    let n = per_side as f64;
+    let df = extra_df + 2.0 * n - 2.0;
+    boundary_t(alpha, df, n / 2.0).map_or(f64::INFINITY, |t| t * unit_sd * (2.0 / n).sqrt())
+}
+
+/// The fewest units a side (from `from`, at most the practical bound) at which the
+/// half-width falls to `target`; `None` beyond the practical bound.
+fn units_for_half_width(
+    unit_sd: f64,
+    target: f64,
+    extra_df: f64,
+    alpha: f64,
+    from: usize,
+) -> Option<usize> {
+    let fits = |n: usize| half_width(unit_sd, n, extra_df, alpha) <= target;
+    let (mut lo, mut hi) = (from.max(1), PRACTICAL_UNITS_PER_SIDE);
+    if !fits(hi) {
+        return None;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
+}
+
+/// The half-width that would decide, if the shift stays where it is: the distance from
+/// the shift to the nearer edge of ±δ, but no less than δ/4 (a shift that sits on δ
+/// is not decided by any number of units; the estimate then is the units to resolve
+/// δ/4).
+fn target_half_width(shift: f64, threshold: f64) -> f64 {
+    (shift.abs() - threshold).abs().max(threshold / 4.0)
+}
+
+/// How many more units a side, from the variance estimate of `interval`.
+fn more_estimate(
+    interval: Option<&LogInterval>,
+    n_a: usize,
+    n_b: usize,
+    known: Option<KnownNoise>,
+    threshold: f64,
+    alpha: f64,
+) -> MoreEstimate {
+    let (Some(iv), Some(sd)) = (interval, interval.and_then(|i| i.unit_sd)) else {
+        return MoreEstimate::Unknown {
+            what_would_give_it: NoiseWanted::TwoUnitsASideOrCalibration,
+        };
+    };
+    let extra_df = known.map_or(0.0, |k| k.df.max(0.0));
+    let from = if extra_df > 0.0 {
+        VarianceFrom::CalibrationAndThisComparison
+    } else {
+        VarianceFrom::ThisComparison
+    };
+    let now = n_a.max(n_b);
+    let target = target_half_width(iv.shift, threshold);
+    let more = |sd: f64| {
+        units_for_half_width(sd, target, extra_df, alpha, now + 1).map(|n| n.saturating_sub(now))
+    };
+    // A 95 % interval for the unit variance with the estimate's own degrees of freedom.
+    let sd_low = sd * (iv.df / chi_square_quantile(0.975, iv.df)).sqrt();
+    let sd_high = sd * (iv.df / chi_square_quantile(0.025, iv.df)).sqrt();
+    match more(sd) {
+        Some(per_side) => MoreEstimate::About {
+            per_side,
+            low: more(sd_low).unwrap_or(per_side).min(per_side),
+            high: more(sd_high),
+            from,
+        },
+        None => MoreEstimate::BeyondPractical {
+            at_least: PRACTICAL_UNITS_PER_SIDE.saturating_sub(now),
+            from,
+            advice: vec![
+                NoiseAdvice::Placement,
+                NoiseAdvice::MoreRunsPerUnit,
+                NoiseAdvice::Kvm,
+            ],
+        },
+    }
+}
+
+/// The decision at this look if the rule stops here, with the interval it came from;
+/// `None` for the decision while the rule continues. Before the bound it stops only for
+/// an answer against δ (regression, improvement, equivalent); at the bound
+/// (`max_units_per_side` on both sides) it reports what the interval says.
+pub fn stops(
+    design: &SequentialDesign,
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
+) -> (Option<LogInterval>, Option<Decision>) {
+    let interval = confidence_sequence(a_log_units, b_log_units, known, design.alpha_per_primary());
+    let threshold = threshold_rel(Scale::Log, design.delta_pct);
+    let at_bound = a_log_units.len().min(b_log_units.len()) >= design.max_units_per_side;
+    let verdict = interval
+        .and_then(|iv| iv.bounds)
+        .map(|b| verdict_from_interval(b, threshold, design.higher_is_better));
+    let decision = match (verdict, at_bound) {
+        (Some(Verdict::Regression), _) => Some(Decision::Regression),
+        (Some(Verdict::Improvement), _) => Some(Decision::Improvement),
+        (Some(Verdict::Equivalent), _) => Some(Decision::Equivalent),
+        (Some(Verdict::Changed), true) => Some(Decision::Changed),
+        (_, true) => Some(Decision::Undecided),
+        (_, false) => None,
+    };
+    (interval, decision)
+}
+
+/// Looks at the units so far (mean log value of each unit, in any order): the decision
+/// of [`stops`], or how many more units a side the rule expects to need.
+pub fn look(
+    design: &SequentialDesign,
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
+) -> Look {
+    let (n_a, n_b) = (a_log_units.len(), b_log_units.len());
+    let (interval, decision) = stops(design, a_log_units, b_log_units, known);
+    let decision = decision.unwrap_or_else(|| Decision::Continue {
+        more_per_side: more_estimate(
+            interval.as_ref(),
+            n_a,
+            n_b,
+            known,
+            threshold_rel(Scale::Log, design.delta_pct),
+            design.alpha_per_primary(),
+        ),
+    });
+    let pct = |v: f64| 100.0 * v.exp_m1();
+    Look {
+        n_a,
+        n_b,
+        shift_pct: interval.map(|iv| pct(iv.shift)),
+        interval_pct: interval
+            .and_then(|iv| iv.bounds)
+            .map(|(l, h)| (pct(l), pct(h))),
+        unit_sd: interval.and_then(|iv| iv.unit_sd),
+        df: interval.map_or(0.0, |iv| iv.df),
+        decision,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn design() -> SequentialDesign {
+        SequentialDesign {
+            alpha: 0.05,
+            delta_pct: 1.0,
+            max_units_per_side: 40,
+            primaries: 1,
+            higher_is_better: false,
+        }
+    }
+
+    #[test]
+    fn boundary_shrinks_towards_a_constant_and_is_wider_than_fixed() {
+        let t10 = boundary_t(0.05, 18.0, 5.0).unwrap();
+        let t40 = boundary_t(0.05, 78.0, 20.0).unwrap();
+        assert!(t10 > 2.1 && t10 < 5.0, "{t10}");
+        assert!(t40 > 1.99 && t40 < 4.0, "{t40}");
+        assert!(boundary_t(0.05, 2.0, 1.0).is_none());
+    }
+
+    #[test]
+    fn no_units_or_no_spread_gives_unknown() {
+        let l = look(&design(), &[0.0], &[0.01], None);
+        assert_eq!(
+            l.decision,
+            Decision::Continue {
+                more_per_side: MoreEstimate::Unknown {
+                    what_would_give_it: NoiseWanted::TwoUnitsASideOrCalibration
+                }
+            }
+        );
+        assert!(l.interval_pct.is_none());
+    }
+
+    #[test]
+    fn calibration_gives_an_estimate_from_one_unit_a_side() {
+        let known = KnownNoise {
+            unit_sd: 0.01,
+            df: 10.0,
+        };
+        let l = look(&design(), &[0.0], &[0.001], Some(known));
+        match l.decision {
+            Decision::Continue {
+                more_per_side:
+                    MoreEstimate::About {
+                        from,
+                        low,
+                        per_side,
+                        ..
+                    },
+            } => {
+                assert_eq!(from, VarianceFrom::CalibrationAndThisComparison);
+                assert!(low <= per_side);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn huge_noise_is_beyond_practical() {
+        let l = look(&design(), &[0.0, 0.9, -0.7], &[0.3, -0.8, 0.6], None);
+        assert!(matches!(
+            l.decision,
+            Decision::Continue {
+                more_per_side: MoreEstimate::BeyondPractical { .. }
+            }
+        ));
+    }
+
+    #[test]
+    fn two_units_a_side_give_a_wide_range() {
+        let l = look(&design(), &[0.0, 0.004], &[0.02, 0.025], None);
+        match l.decision {
+            Decision::Continue {
+                more_per_side:
+                    MoreEstimate::About {
+                        low,
+                        per_side,
+                        high,
+                        ..
+                    },
+            } => assert!(low < per_side && high.is_none_or(|h| h > per_side)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn direction_follows_higher_is_better() {
+        let a: Vec<f64> = (0..10).map(|i| 0.001 * (i % 3) as f64).collect();
+        let b: Vec<f64> = a.iter().map(|v| v + 0.2).collect();
+        assert_eq!(look(&design(), &a, &b, None).decision, Decision::Regression);
+        let better = SequentialDesign {
+            higher_is_better: true,
+            ..design()
+        };
+        assert_eq!(look(&better, &a, &b, None).decision, Decision::Improvement);
+    }
+
+    #[test]
+    fn a_look_is_data_for_the_next_crate() {
+        let l = look(&design(), &[0.0, 0.004], &[0.02, 0.025], None);
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""kind":"continue""#), "{json}");
+        assert!(json.contains(r#""from":"this_comparison""#), "{json}");
+        let back: Look = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, l);
+    }
+
+    #[test]
+    fn chi_square_quantiles_match_the_tables() {
+        // qchisq(c(0.025, 0.975), 1); qchisq(0.5, 10); qchisq(0.975, 78), checked
+        // against an independent series evaluation of P(a, x).
+        let close = |x: f64, want: f64| (x - want).abs() <= 1e-6 * want.max(1e-3);
+        assert!(close(chi_square_quantile(0.025, 1.0), 0.000_982_069));
+        assert!(close(chi_square_quantile(0.975, 1.0), 5.023_886));
+        assert!(close(chi_square_quantile(0.5, 10.0), 9.341_818));
+        assert!(close(chi_square_quantile(0.975, 78.0), 104.315_938));
+    }
+
+    #[test]
+    fn the_bound_reports_undecided_or_changed() {
+        let d = SequentialDesign {
+            max_units_per_side: 3,
+            ..design()
+        };
+        let l = look(&d, &[0.0, 0.1, -0.1], &[0.05, -0.05, 0.0], None);
+        assert_eq!(l.decision, Decision::Undecided);
+    }
+}

@@ -1,0 +1,643 @@
+//! Seeded Monte-Carlo of the sequential rule (`docs/statistics.md`, "Sequential
+//! decisions"): false claims with a look after every unit, beside the fixed-design t test
+//! looked at just as often; units to decide against the fixed design of the same power;
+//! equivalence. Print the tables with
+//! `cargo nextest run -p kbench-stats --test sequential --no-capture`.
+
+use kbench_stats::sequential::{
+    confidence_sequence, stops, Decision, KnownNoise, SequentialDesign,
+};
+use kbench_stats::special::{normal_quantile, normal_sf, t_quantile, t_sf};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const ALPHA: f64 = 0.05;
+/// Runs averaged in one unit (a boot's or session's runs).
+const RUNS_PER_UNIT: f64 = 5.0;
+
+/// The distribution of a unit's own offset (between-unit effect), scaled to unit variance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum UnitEffect {
+    Normal,
+    /// Student t with 3 df: heavy tails.
+    T3,
+    /// A centred lognormal(0, 1): heavy right tail on the log scale.
+    Lognormal,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Noise {
+    within_cv_pct: f64,
+    between_sd_pct: f64,
+    effect: UnitEffect,
+}
+
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    let u1: f64 = 1.0 - rng.random::<f64>();
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+fn effect_draw(rng: &mut ChaCha8Rng, effect: UnitEffect) -> f64 {
+    match effect {
+        UnitEffect::Normal => normal(rng),
+        UnitEffect::T3 => {
+            let chi2: f64 = (0..3).map(|_| normal(rng).powi(2)).sum();
+            normal(rng) / (chi2 / 3.0).sqrt() / 3f64.sqrt()
+        }
+        UnitEffect::Lognormal => {
+            let e = std::f64::consts::E;
+            (normal(rng).exp() - e.sqrt()) / ((e - 1.0) * e).sqrt()
+        }
+    }
+}
+
+/// One unit's mean log value: shift + unit offset + the mean of its runs' noise.
+fn unit_value(rng: &mut ChaCha8Rng, noise: Noise, shift_log: f64) -> f64 {
+    let within_sd = (noise.within_cv_pct / 100.0).ln_1p() / RUNS_PER_UNIT.sqrt();
+    shift_log
+        + noise.between_sd_pct / 100.0 * effect_draw(rng, noise.effect)
+        + within_sd * normal(rng)
+}
+
+fn sides(rng: &mut ChaCha8Rng, noise: Noise, shift_pct: f64, max: usize) -> (Vec<f64>, Vec<f64>) {
+    let shift_log = (shift_pct / 100.0).ln_1p();
+    let a = (0..max).map(|_| unit_value(rng, noise, 0.0)).collect();
+    let b = (0..max)
+        .map(|_| unit_value(rng, noise, shift_log))
+        .collect();
+    (a, b)
+}
+
+/// Looks after every unit, the sides alternating A, B, A, B: (units of A, units of B).
+fn looks(max: usize) -> impl Iterator<Item = (usize, usize)> {
+    (1..=max)
+        .flat_map(move |k| [(k, k - 1), (k, k)])
+        .filter(|&(a, b)| a >= 1 && b >= 1)
+}
+
+/// The interval a rule gives at one look.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Rule {
+    Sequential,
+    /// The fixed-design pooled t interval at 1 − α, as if each look were the only one.
+    FixedEveryLook,
+    /// A group-sequential test over a declared maximum with a look after every unit:
+    /// the repeated t interval with boundaries found by simulation.
+    GroupSequential(Spending),
+}
+
+/// The shape of a group-sequential boundary on the z scale over the information
+/// fraction f (units so far / declared units): Pocock's constant c, or O'Brien and
+/// Fleming's c/√f.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Spending {
+    Pocock,
+    OBrienFleming,
+}
+
+/// Pooled two-sample t: (shift, standard error, df).
+fn pooled_t(a: &[f64], b: &[f64]) -> Option<(f64, f64, usize)> {
+    let df = (a.len() + b.len()).checked_sub(2).filter(|&d| d >= 1)?;
+    let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let ss = |v: &[f64]| v.iter().map(|x| (x - m(v)).powi(2)).sum::<f64>();
+    let sd = ((ss(a) + ss(b)) / df as f64).sqrt();
+    let se = sd * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+    Some((m(b) - m(a), se, df))
+}
+
+/// The index of a look with `na` and `nb` units (also the t's degrees of freedom).
+fn look_index(na: usize, nb: usize) -> usize {
+    na + nb - 2
+}
+
+struct Intervals {
+    /// t(1 − α/2, df) by df.
+    t_fixed: Vec<f64>,
+    /// Group-sequential t boundaries by look index (∞ where there is none).
+    pocock: Vec<f64>,
+    obrien_fleming: Vec<f64>,
+}
+
+const GS_CALIBRATION_TRIALS: usize = 10_000;
+
+impl Intervals {
+    /// Intervals for looks after every unit; the group-sequential boundaries are for a
+    /// declared maximum of `declared_max` units a side (and extend past it unchanged in
+    /// shape, as a user who keeps looking would).
+    fn new(declared_max: usize) -> Intervals {
+        let (c_pocock, c_obf) = group_sequential_constants(declared_max);
+        let looks = 4 * declared_max;
+        let boundary = |z_of_f: &dyn Fn(f64) -> f64| -> Vec<f64> {
+            (0..looks)
+                .map(|idx| {
+                    let f = (idx + 2) as f64 / (2 * declared_max) as f64;
+                    let t = -t_quantile(normal_sf(z_of_f(f)), idx.max(1) as f64);
+                    if idx >= 1 && t.is_finite() {
+                        t
+                    } else {
+                        f64::INFINITY
+                    }
+                })
+                .collect()
+        };
+        Intervals {
+            t_fixed: (0..looks)
+                .map(|df| t_quantile(1.0 - ALPHA / 2.0, df.max(1) as f64))
+                .collect(),
+            pocock: boundary(&|_| c_pocock),
+            obrien_fleming: boundary(&|f| c_obf / f.sqrt()),
+        }
+    }
+
+    fn of(
+        &self,
+        rule: Rule,
+        a: &[f64],
+        b: &[f64],
+        known: Option<KnownNoise>,
+    ) -> Option<(f64, f64)> {
+        let boundary = match rule {
+            Rule::Sequential => return confidence_sequence(a, b, known, ALPHA)?.bounds,
+            Rule::FixedEveryLook => &self.t_fixed,
+            Rule::GroupSequential(Spending::Pocock) => &self.pocock,
+            Rule::GroupSequential(Spending::OBrienFleming) => &self.obrien_fleming,
+        };
+        let (shift, se, df) = pooled_t(a, b)?;
+        let half = boundary[df] * se;
+        half.is_finite().then_some((shift - half, shift + half))
+    }
+
+    fn fixed(&self, a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+        self.of(Rule::FixedEveryLook, a, b, None)
+    }
+}
+
+/// The constants of the Pocock and O'Brien-Fleming boundaries for t statistics with a
+/// look after every unit up to `declared_max` a side: each look's t is turned into the
+/// z of the same two-sided p, and c is the (1 − α) quantile, under normal A/A units, of
+/// max z (Pocock) or max z·√f (O'Brien-Fleming).
+fn group_sequential_constants(declared_max: usize) -> (f64, f64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(25_300 + declared_max as u64);
+    let noise = Noise {
+        within_cv_pct: 1.0,
+        between_sd_pct: 3.0,
+        effect: UnitEffect::Normal,
+    };
+    let (mut pocock, mut obf) = (Vec::new(), Vec::new());
+    for _ in 0..GS_CALIBRATION_TRIALS {
+        let (a, b) = sides(&mut rng, noise, 0.0, declared_max);
+        let (mut zmax, mut zfmax) = (0.0f64, 0.0f64);
+        for (na, nb) in looks(declared_max) {
+            let Some((shift, se, df)) = pooled_t(&a[..na], &b[..nb]) else {
+                continue;
+            };
+            let p = 2.0 * t_sf((shift / se).abs(), df as f64);
+            let z = -normal_quantile((p / 2.0).max(1e-300));
+            let f = (look_index(na, nb) + 2) as f64 / (2 * declared_max) as f64;
+            zmax = zmax.max(z);
+            zfmax = zfmax.max(z * f.sqrt());
+        }
+        pocock.push(zmax);
+        obf.push(zfmax);
+    }
+    let quantile = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[((1.0 - ALPHA) * v.len() as f64) as usize]
+    };
+    (quantile(pocock), quantile(obf))
+}
+
+/// α + 2 standard errors of a rate estimated from `trials`.
+fn limit(trials: usize) -> f64 {
+    ALPHA + 2.0 * (ALPHA * (1.0 - ALPHA) / trials as f64).sqrt()
+}
+
+/// A calibration of `df` + 1 A/A units of the same noise.
+fn calibration(rng: &mut ChaCha8Rng, noise: Noise, df: usize) -> KnownNoise {
+    let units: Vec<f64> = (0..=df).map(|_| unit_value(rng, noise, 0.0)).collect();
+    let m = units.iter().sum::<f64>() / units.len() as f64;
+    let var = units.iter().map(|x| (x - m).powi(2)).sum::<f64>() / df as f64;
+    KnownNoise {
+        unit_sd: var.sqrt(),
+        df: df as f64,
+    }
+}
+
+/// For each rule, the fraction of A/A trials in which its interval excludes 0 at some
+/// look up to `look_to` units a side (no stopping: the worst case for any stopping
+/// rule). The rules see the same trials.
+fn aa_claim_rates(
+    intervals: &Intervals,
+    rules: &[Rule],
+    noise: Noise,
+    look_to: usize,
+    calibration_df: Option<usize>,
+    trials: usize,
+    seed: u64,
+) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut claims = vec![0usize; rules.len()];
+    for _ in 0..trials {
+        let known = calibration_df.map(|df| calibration(&mut rng, noise, df));
+        let (a, b) = sides(&mut rng, noise, 0.0, look_to);
+        for (rule, count) in rules.iter().zip(claims.iter_mut()) {
+            let claimed = looks(look_to).any(|(na, nb)| {
+                intervals
+                    .of(*rule, &a[..na], &b[..nb], known)
+                    .is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+            });
+            *count += usize::from(claimed);
+        }
+    }
+    claims.iter().map(|&c| c as f64 / trials as f64).collect()
+}
+
+const TRIALS_AA: usize = 4000;
+const RULES: [Rule; 4] = [
+    Rule::Sequential,
+    Rule::FixedEveryLook,
+    Rule::GroupSequential(Spending::Pocock),
+    Rule::GroupSequential(Spending::OBrienFleming),
+];
+
+fn aa_cells() -> Vec<(usize, Noise, Option<usize>)> {
+    let mut cells = Vec::new();
+    for max in [40, 20] {
+        for effect in [UnitEffect::Normal, UnitEffect::T3, UnitEffect::Lognormal] {
+            for within_cv_pct in [1.0, 5.0, 20.0] {
+                for between_sd_pct in [3.0, 10.0] {
+                    let noise = Noise {
+                        within_cv_pct,
+                        between_sd_pct,
+                        effect,
+                    };
+                    cells.push((max, noise, None));
+                }
+            }
+        }
+    }
+    for effect in [UnitEffect::Normal, UnitEffect::T3] {
+        for df in [4, 9] {
+            let noise = Noise {
+                within_cv_pct: 5.0,
+                between_sd_pct: 3.0,
+                effect,
+            };
+            cells.push((20, noise, Some(df)));
+        }
+    }
+    cells
+}
+
+#[test]
+fn aa_false_claims_hold_alpha_with_a_look_after_every_unit() {
+    let lim = limit(TRIALS_AA);
+    eprintln!("A/A, a look after every unit, {TRIALS_AA} trials a cell, limit α + 2 SE = {lim:.4}");
+    eprintln!("| units a side | unit effect | within CV | between SD | calibration df | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|");
+    let by_max = [(40, Intervals::new(40)), (20, Intervals::new(20))];
+    let mut failures = Vec::new();
+    for (seed, (max, noise, cal)) in (25_001..).zip(aa_cells()) {
+        let intervals = &by_max.iter().find(|(m, _)| *m == max).unwrap().1;
+        let rates = aa_claim_rates(intervals, &RULES, noise, max, cal, TRIALS_AA, seed);
+        eprintln!(
+            "| {max} | {:?} | {}% | {}% | {} | {:.4} | {:.4} | {:.4} | {:.4} |",
+            noise.effect,
+            noise.within_cv_pct,
+            noise.between_sd_pct,
+            cal.map_or("-".to_string(), |d| d.to_string()),
+            rates[0],
+            rates[1],
+            rates[2],
+            rates[3],
+        );
+        if rates[0] > lim {
+            failures.push(format!(
+                "sequential {max} {noise:?} {cal:?}: {} > {lim}",
+                rates[0]
+            ));
+        }
+        // The comparison is wired right only if the fixed test, looked at as often,
+        // claims far more than α.
+        if rates[1] < 0.12 {
+            failures.push(format!(
+                "fixed every look {max} {noise:?}: {} not above α",
+                rates[1]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// A user who declared 20 boots a side and keeps looking to 40: the always-valid
+/// interval still holds; a group-sequential design does not promise to.
+#[test]
+fn looking_past_the_declared_maximum() {
+    let lim = limit(TRIALS_AA);
+    let intervals = Intervals::new(20);
+    eprintln!("A/A, declared 20 a side, looked at after every unit to 40, {TRIALS_AA} trials, limit {lim:.4}");
+    eprintln!("| unit effect | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming |");
+    eprintln!("|---|---|---|---|---|");
+    for (seed, effect) in (25_400..).zip([UnitEffect::Normal, UnitEffect::T3]) {
+        let noise = Noise {
+            within_cv_pct: 5.0,
+            between_sd_pct: 3.0,
+            effect,
+        };
+        let rates = aa_claim_rates(&intervals, &RULES, noise, 40, None, TRIALS_AA, seed);
+        eprintln!(
+            "| {effect:?} | {:.4} | {:.4} | {:.4} | {:.4} |",
+            rates[0], rates[1], rates[2], rates[3]
+        );
+        assert!(
+            rates[0] <= lim,
+            "sequential {effect:?}: {} > {lim}",
+            rates[0]
+        );
+    }
+}
+
+fn design(delta_pct: f64, max: usize) -> SequentialDesign {
+    SequentialDesign {
+        alpha: ALPHA,
+        delta_pct,
+        max_units_per_side: max,
+        primaries: 1,
+        higher_is_better: false,
+    }
+}
+
+/// The rule run until it stops: units a side at the stop and the decision.
+fn run_sequential(design: &SequentialDesign, a: &[f64], b: &[f64]) -> (usize, Decision, f64) {
+    for (na, nb) in looks(design.max_units_per_side) {
+        if let (iv, Some(decision)) = stops(design, &a[..na], &b[..nb], None) {
+            return (na.max(nb), decision, iv.map_or(0.0, |i| i.shift));
+        }
+    }
+    unreachable!("the bound always decides")
+}
+
+/// Whether a decision is the right one for a true shift (right direction for a change).
+fn correct(shift_pct: f64, decision: &Decision, estimate: f64) -> bool {
+    if shift_pct == 0.0 {
+        return *decision == Decision::Equivalent;
+    }
+    *decision == Decision::Regression || (*decision == Decision::Changed && estimate > 0.0)
+}
+
+/// The decision from an interval against ±δ; before the bound only answers against δ
+/// stop (as in the library's rule), at the bound every interval gives one.
+fn interval_decision((lo, hi): (f64, f64), delta_pct: f64, at_bound: bool) -> Option<Decision> {
+    let t = (delta_pct / 100.0).ln_1p();
+    if lo > t {
+        Some(Decision::Regression)
+    } else if hi < -t {
+        Some(Decision::Improvement)
+    } else if lo >= -t && hi <= t {
+        Some(Decision::Equivalent)
+    } else if !at_bound {
+        None
+    } else if lo > 0.0 || hi < 0.0 {
+        Some(Decision::Changed)
+    } else {
+        Some(Decision::Undecided)
+    }
+}
+
+/// The fixed test's decision from one look at n units a side.
+fn fixed_decision(intervals: &Intervals, a: &[f64], b: &[f64], delta_pct: f64) -> (Decision, f64) {
+    let iv = intervals.fixed(a, b).expect("two units a side");
+    let d = interval_decision(iv, delta_pct, true).expect("a decision at the bound");
+    (d, 0.5 * (iv.0 + iv.1))
+}
+
+/// A group-sequential rule run until it stops, as [`run_sequential`].
+fn run_group_sequential(
+    intervals: &Intervals,
+    spending: Spending,
+    max: usize,
+    delta_pct: f64,
+    a: &[f64],
+    b: &[f64],
+) -> (usize, Decision, f64) {
+    let rule = Rule::GroupSequential(spending);
+    for (na, nb) in looks(max) {
+        let at_bound = na.min(nb) >= max;
+        let iv = intervals.of(rule, &a[..na], &b[..nb], None);
+        let decision = match iv {
+            Some(iv) => interval_decision(iv, delta_pct, at_bound),
+            None => at_bound.then_some(Decision::Undecided),
+        };
+        if let Some(d) = decision {
+            return (na.max(nb), d, iv.map_or(0.0, |(lo, hi)| 0.5 * (lo + hi)));
+        }
+    }
+    unreachable!("the bound always decides")
+}
+
+/// Mean units a side at the stop and the rate of right decisions of one rule.
+#[derive(Default)]
+struct Tally {
+    units: usize,
+    early: usize,
+    right: usize,
+    wrong: usize,
+}
+
+impl Tally {
+    fn add(&mut self, shift_pct: f64, max: usize, (n, decision, est): (usize, Decision, f64)) {
+        self.units += n;
+        self.early += usize::from(n < max);
+        self.right += usize::from(correct(shift_pct, &decision, est));
+        let wrong_way = if shift_pct == 0.0 {
+            decision.claims_change() && decision != Decision::Changed
+        } else {
+            decision == Decision::Improvement || decision == Decision::Equivalent
+        };
+        self.wrong += usize::from(wrong_way);
+    }
+}
+
+struct UnitsRow {
+    between_sd_pct: f64,
+    within_cv_pct: f64,
+    shift_pct: f64,
+    mean_units: f64,
+    stopped_early: f64,
+    correct: f64,
+    wrong_direction: f64,
+    /// Mean units and right decisions of the Pocock and O'Brien-Fleming designs.
+    pocock: (f64, f64),
+    obrien_fleming: (f64, f64),
+    /// Units a side at which one fixed look is right as often as the sequential rule
+    /// (`None`: not within max, or the rule is rarely right at all).
+    fixed_same_power: Option<usize>,
+}
+
+fn units_to_decide(
+    intervals: &Intervals,
+    noise: Noise,
+    shift_pct: f64,
+    delta_pct: f64,
+    max: usize,
+    trials: usize,
+    seed: u64,
+) -> UnitsRow {
+    let d = design(delta_pct, max);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut seq, mut pocock, mut obf) = (Tally::default(), Tally::default(), Tally::default());
+    let mut fixed_right = vec![0usize; max + 1];
+    for _ in 0..trials {
+        let (a, b) = sides(&mut rng, noise, shift_pct, max);
+        seq.add(shift_pct, max, run_sequential(&d, &a, &b));
+        let gs = |s| run_group_sequential(intervals, s, max, delta_pct, &a, &b);
+        pocock.add(shift_pct, max, gs(Spending::Pocock));
+        obf.add(shift_pct, max, gs(Spending::OBrienFleming));
+        for (n, hits) in fixed_right.iter_mut().enumerate().skip(2) {
+            let (fd, fest) = fixed_decision(intervals, &a[..n], &b[..n], delta_pct);
+            *hits += usize::from(correct(shift_pct, &fd, fest));
+        }
+    }
+    let t = trials as f64;
+    let power = seq.right as f64 / t;
+    let summary = |x: &Tally| (x.units as f64 / t, x.right as f64 / t);
+    UnitsRow {
+        between_sd_pct: noise.between_sd_pct,
+        within_cv_pct: noise.within_cv_pct,
+        shift_pct,
+        mean_units: seq.units as f64 / t,
+        stopped_early: seq.early as f64 / t,
+        correct: power,
+        wrong_direction: seq.wrong as f64 / t,
+        pocock: summary(&pocock),
+        obrien_fleming: summary(&obf),
+        fixed_same_power: (power >= 0.05)
+            .then(|| (2..=max).find(|&n| fixed_right[n] as f64 / t >= power))
+            .flatten(),
+    }
+}
+
+#[test]
+fn units_to_decide_against_the_fixed_design_of_the_same_power() {
+    const TRIALS: usize = 1000;
+    const MAX: usize = 40;
+    const DELTA_PCT: f64 = 1.0;
+    eprintln!("Units a side to decide, δ = {DELTA_PCT}%, bound {MAX}, {TRIALS} trials a cell, {RUNS_PER_UNIT} runs a unit");
+    eprintln!("| between SD | within CV | true shift | sequential: mean units | stopped before bound | right | wrong | fixed n of the same power | Pocock: mean units, right | O'Brien-Fleming: mean units, right |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|");
+    let intervals = Intervals::new(MAX);
+    let mut seed = 25_100;
+    let mut rows = Vec::new();
+    for between_sd_pct in [0.5, 3.0] {
+        for within_cv_pct in [1.0, 5.0, 20.0] {
+            for shift_pct in [0.0, 1.0, 2.0, 5.0] {
+                seed += 1;
+                let noise = Noise {
+                    within_cv_pct,
+                    between_sd_pct,
+                    effect: UnitEffect::Normal,
+                };
+                let r = units_to_decide(&intervals, noise, shift_pct, DELTA_PCT, MAX, TRIALS, seed);
+                eprintln!(
+                    "| {}% | {}% | +{}% | {:.1} | {:.0}% | {:.0}% | {:.1}% | {} | {:.1}, {:.0}% | {:.1}, {:.0}% |",
+                    r.between_sd_pct,
+                    r.within_cv_pct,
+                    r.shift_pct,
+                    r.mean_units,
+                    100.0 * r.stopped_early,
+                    100.0 * r.correct,
+                    100.0 * r.wrong_direction,
+                    r.fixed_same_power
+                        .map_or("-".to_string(), |n| n.to_string()),
+                    r.pocock.0,
+                    100.0 * r.pocock.1,
+                    r.obrien_fleming.0,
+                    100.0 * r.obrien_fleming.1,
+                );
+                rows.push(r);
+            }
+        }
+    }
+    let lim = limit(TRIALS);
+    for r in &rows {
+        assert!(
+            r.wrong_direction <= lim,
+            "wrong decisions {} > {lim} at {}%/{}% shift {}",
+            r.wrong_direction,
+            r.between_sd_pct,
+            r.within_cv_pct,
+            r.shift_pct
+        );
+    }
+    // Low noise, +5 %: a regression well before the bound.
+    let easy = rows
+        .iter()
+        .find(|r| r.between_sd_pct == 0.5 && r.within_cv_pct == 1.0 && r.shift_pct == 5.0)
+        .unwrap();
+    assert!(
+        easy.correct >= 0.95 && easy.mean_units <= 10.0,
+        "{:.3} {:.1}",
+        easy.correct,
+        easy.mean_units
+    );
+}
+
+#[test]
+fn equivalence_stops_early_at_zero_and_is_never_said_at_two_delta() {
+    const TRIALS: usize = 2000;
+    const MAX: usize = 40;
+    const DELTA_PCT: f64 = 1.0;
+    let d = design(DELTA_PCT, MAX);
+    let small = Noise {
+        within_cv_pct: 1.0,
+        between_sd_pct: 0.3,
+        effect: UnitEffect::Normal,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(25_200);
+    let (mut equivalent, mut units) = (0, 0);
+    for _ in 0..TRIALS {
+        let (a, b) = sides(&mut rng, small, 0.0, MAX);
+        let (n, decision, _) = run_sequential(&d, &a, &b);
+        equivalent += usize::from(decision == Decision::Equivalent);
+        units += n;
+    }
+    let (eq_rate, mean_units) = (
+        equivalent as f64 / TRIALS as f64,
+        units as f64 / TRIALS as f64,
+    );
+    eprintln!("shift 0, unit SD ≈ 0.55%: equivalent {eq_rate:.3}, mean units a side {mean_units:.1} of {MAX}");
+    assert!(
+        eq_rate >= 0.95 && mean_units <= MAX as f64 / 2.0,
+        "{eq_rate} {mean_units}"
+    );
+
+    // At 2δ, no look up to the bound may find the interval inside ±δ.
+    let intervals = Intervals::new(MAX);
+    let t = (DELTA_PCT / 100.0).ln_1p();
+    let lim = limit(TRIALS);
+    for (seed, effect) in [(25_201, UnitEffect::Normal), (25_202, UnitEffect::T3)] {
+        for rule in [Rule::Sequential, Rule::FixedEveryLook] {
+            let noise = Noise {
+                within_cv_pct: 5.0,
+                between_sd_pct: 1.0,
+                effect,
+            };
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut said = 0;
+            for _ in 0..TRIALS {
+                let (a, b) = sides(&mut rng, noise, 2.0 * DELTA_PCT, MAX);
+                said += usize::from(looks(MAX).any(|(na, nb)| {
+                    intervals
+                        .of(rule, &a[..na], &b[..nb], None)
+                        .is_some_and(|(lo, hi)| lo >= -t && hi <= t)
+                }));
+            }
+            let rate = said as f64 / TRIALS as f64;
+            eprintln!("shift 2δ, {effect:?}, {rule:?}: equivalent at some look {rate:.4} (limit {lim:.4})");
+            if rule == Rule::Sequential {
+                assert!(rate <= lim, "{effect:?}: {rate} > {lim}");
+            }
+        }
+    }
+}
