@@ -13,6 +13,7 @@ pub mod model;
 pub mod modes;
 pub mod plausible;
 pub mod plots;
+pub mod sequential;
 
 pub use compare::{
     compare_each, compare_labels, compare_labels_on, compare_loaded, machines_of, Comparisons,

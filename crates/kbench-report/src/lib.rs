@@ -3,6 +3,7 @@ pub mod bench;
 pub mod compare;
 pub mod html;
 pub mod plausible;
+pub mod sequential;
 
 /// `text` cut to at most `width` characters, a `~` marking the cut.
 pub fn truncate(text: &str, width: usize) -> String {

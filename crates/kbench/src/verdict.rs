@@ -88,6 +88,36 @@ pub fn print_in(reports: &[CompareReport], format: Format, layout: Layout) -> an
     Ok(())
 }
 
+/// The sequential design of a verdict's options: its α and δ (1% when not given),
+/// stopping undecided at `max_units_per_side`.
+pub fn sequential_options(
+    options: &ReportOptions,
+    max_units_per_side: usize,
+) -> kbench_analysis::sequential::SequentialOptions {
+    kbench_analysis::sequential::SequentialOptions {
+        alpha: options.alpha,
+        delta_pct: options
+            .delta_pct
+            .unwrap_or(kbench_analysis::DEFAULT_DELTA_PCT),
+        max_units_per_side,
+        use_calibration: options.use_calibration,
+    }
+}
+
+/// Prints a sequential comparison (JSON, or text for any other format); a closed
+/// stdout ends the output quietly.
+pub fn print_sequential(
+    report: &kbench_analysis::sequential::SequentialReport,
+    format: Format,
+) -> anyhow::Result<()> {
+    let text = match format {
+        Format::Json => kbench_report::sequential::json(report),
+        _ => kbench_report::sequential::text(report),
+    };
+    crate::output::write_stdout(text.as_bytes())?;
+    Ok(())
+}
+
 /// Every `--saving`, checked before anything is read.
 pub fn parse_savings(texts: &[String]) -> anyhow::Result<Vec<Saving>> {
     texts

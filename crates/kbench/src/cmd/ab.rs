@@ -7,8 +7,8 @@ use crate::args::{resolve_optional_cpus, run_timeout, runner_error, FigureArgs, 
 use crate::error::usage;
 use crate::session::{self, DbArgs, StoreSink};
 use kbench_runner::{
-    CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order, RunSink,
-    StopPolicy, WorkloadExecutor, WorkloadSpec,
+    ArmOutcome, CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order,
+    PrimaryUnits, RunSink, SequentialRule, StopPolicy, WorkloadExecutor, WorkloadSpec,
 };
 use kbench_store::{AbSide, StoredRun};
 use std::time::Duration;
@@ -20,8 +20,24 @@ pub struct AbArgs {
     /// Side B, likewise.
     pub b: String,
     /// Measured runs per side.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, conflicts_with = "until_decided")]
     pub runs: u32,
+    /// Run ABBA blocks until the sequential rule decides (regression, improvement, or
+    /// no change larger than --delta), with a look after every block that keeps the
+    /// false-claim rate, or until --max-runs or --max-time.
+    #[arg(long)]
+    pub until_decided: bool,
+    /// With --until-decided: measured runs a side at which it stops undecided.
+    #[arg(long, value_name = "N", default_value_t = 40, requires = "until_decided", value_parser = clap::value_parser!(u32).range(2..=100_000))]
+    pub max_runs: u32,
+    /// With --until-decided: seconds after which it stops undecided.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 3600.0,
+        requires = "until_decided"
+    )]
+    pub max_time: f64,
     /// Warm-up runs per side, recorded and excluded.
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
@@ -168,6 +184,22 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     if args.format == kbench_report::compare::Format::Text {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
+    if args.until_decided {
+        // The decision, from the stored runs: what `compare --sequential` says later.
+        let sequential = kbench_analysis::sequential::sequential_labels(
+            &store,
+            &label_a,
+            &label_b,
+            crate::verdict::sequential_options(&options, args.max_runs as usize),
+        )
+        .map_err(crate::analysis_error)?;
+        crate::verdict::print_sequential(&sequential, args.format)?;
+        if args.format != kbench_report::compare::Format::Text {
+            let failed_side = report.base.runs == 0 || report.new.runs == 0;
+            return Ok(i32::from(failed_side || hook_failed));
+        }
+        outln!("\nBelow, the fixed-design comparison of the same runs, for its diagnostics:\n");
+    }
     let layout = if args.full {
         kbench_report::compare::Layout::Full
     } else {
@@ -219,19 +251,68 @@ fn interleave(
         .iter_mut()
         .map(|e| e.as_mut() as &mut dyn Executor)
         .collect();
-    let mut stop = StopPolicy::Attempts(args.runs);
+    let mut fixed = StopPolicy::Attempts(args.runs);
+    let mut sequential;
+    let stop: &mut dyn kbench_runner::StopRule = if args.until_decided {
+        sequential = sequential_rule(args)?;
+        &mut sequential
+    } else {
+        &mut fixed
+    };
     let schedule = kbench_runner::Schedule {
         order: Order::Abba,
         warmup: args.warmup,
         hooks: (0..2)
             .map(|side| args.hooks.hooks(args.prepare_of(side), false))
             .collect(),
-        stop: &mut stop,
+        stop,
     };
     let mut observer = SideMessages { labels };
     let outcomes = kbench_runner::scheduler::run(schedule, &mut arms, sink, &mut observer)
         .map_err(runner_error)?;
     Ok(outcomes.iter().any(|o| !o.hook_failures.is_empty()))
+}
+
+/// The sequential rule over runs as units: the log of each run's primary value.
+fn sequential_rule(args: &AbArgs) -> anyhow::Result<SequentialRule> {
+    let options = args.verdict.options()?;
+    if !(args.max_time > 0.0 && args.max_time.is_finite()) {
+        return usage("--max-time takes a positive number of seconds");
+    }
+    Ok(SequentialRule::new(
+        options.alpha,
+        options
+            .delta_pct
+            .unwrap_or(kbench_analysis::DEFAULT_DELTA_PCT),
+        args.max_runs as usize,
+        Duration::from_secs_f64(args.max_time),
+        Box::new(runs_as_units),
+    ))
+}
+
+/// Each side's measured runs as units of the one primary metric.
+fn runs_as_units(arms: &[ArmOutcome]) -> Vec<PrimaryUnits> {
+    let first_primary = arms
+        .iter()
+        .flat_map(|arm| &arm.measured)
+        .find_map(|run| run.values.iter().find(|v| v.primary));
+    let Some(primary) = first_primary else {
+        return Vec::new();
+    };
+    let logs = |arm: &ArmOutcome| -> Vec<f64> {
+        arm.primary_values()
+            .into_iter()
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .map(f64::ln)
+            .collect()
+    };
+    vec![PrimaryUnits {
+        metric: primary.metric.clone(),
+        higher_is_better: primary.higher_is_better,
+        a_log_units: logs(&arms[0]),
+        b_log_units: logs(&arms[1]),
+        known: None,
+    }]
 }
 
 /// A failed hook, said with its side.

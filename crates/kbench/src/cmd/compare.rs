@@ -30,12 +30,24 @@ pub struct CompareArgs {
     /// it could explain each change (as `kbench plausible NEW --base BASE` says).
     #[arg(long, value_name = "EVENT=NS")]
     pub saving: Vec<String>,
+    /// Look at the two labels with the sequential rule, whose interval holds at every
+    /// look: for adding a session or boot at a time and asking again. It answers
+    /// "decided: ..." or "continue: about N more a side".
+    #[arg(long, conflicts_with_all = ["full", "fail_on", "saving", "machine", "across_machines"])]
+    pub sequential: bool,
+    /// With --sequential: the units (sessions or boots) a side at which it stops
+    /// undecided.
+    #[arg(long, value_name = "N", default_value_t = 20, requires = "sequential", value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub max_units: u32,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
+    if args.sequential {
+        return sequential(&args, &options);
+    }
     let savings = verdict::parse_savings(&args.saving)?;
     if !savings.is_empty() && !matches!(args.format, Format::Text | Format::Markdown) {
         return usage("--saving goes with text or markdown; for JSON, `kbench plausible NEW --base BASE --saving ... --format json`");
@@ -81,4 +93,22 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
             .any(|r| rule.fails(r.verdict))
     });
     Ok(i32::from(failed))
+}
+
+/// `--sequential`: one NEW against BASE, every primary metric's decision or how many
+/// more units it needs.
+fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> anyhow::Result<i32> {
+    let [new] = args.new.as_slice() else {
+        return usage("--sequential compares one NEW label with BASE");
+    };
+    let store = args.db.open_existing()?;
+    let report = kbench_analysis::sequential::sequential_labels(
+        &store,
+        &args.base,
+        new,
+        verdict::sequential_options(options, args.max_units as usize),
+    )
+    .map_err(crate::analysis_error)?;
+    verdict::print_sequential(&report, args.format)?;
+    Ok(0)
 }

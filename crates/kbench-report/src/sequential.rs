@@ -1,0 +1,225 @@
+//! A sequential comparison (`compare --sequential`, `ab` and `vm-ab --until-decided`)
+//! as text or JSON: per primary metric, its decision or how many more units it needs.
+use crate::compare::percent;
+use crate::compare::text::wrap;
+use kbench_analysis::sequential::{SequentialReport, SequentialRow};
+use kbench_stats::sequential::{Decision, MoreEstimate, NoiseAdvice, VarianceFrom};
+use kbench_stats::Level;
+
+/// One screen: the design, then each primary metric's line, then the answer.
+pub fn text(report: &SequentialReport) -> String {
+    let level = report.rows.first().map_or(Level::Run, |r| r.level);
+    let o = &report.options;
+    let mut out = wrap(
+        &format!(
+            "Sequential: {} (A) against {} (B), {} as units, at most {} a side. α {} for all {} primary metrics together, δ {}%: each interval holds at every look, so looking again costs no error rate.",
+            report.base,
+            report.new,
+            units(level),
+            o.max_units_per_side,
+            o.alpha,
+            report.rows.len(),
+            o.delta_pct
+        ),
+        "",
+    );
+    out.push('\n');
+    for row in &report.rows {
+        out.push_str(&wrap(&format!("  {}", metric_text(row)), "    "));
+        out.push_str(&wrap(&format!("    {}", look_text(row)), "      "));
+    }
+    if report.rows.is_empty() {
+        out.push_str("  no primary metric is on both sides\n");
+    }
+    out.push('\n');
+    out.push_str(&wrap(&answer(report), "  "));
+    out
+}
+
+/// The whole report as one JSON object.
+pub fn json(report: &SequentialReport) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_default() + "\n"
+}
+
+fn units(level: Level) -> &'static str {
+    match level {
+        Level::Run => "runs",
+        Level::Session => "sessions",
+        Level::Boot => "boots",
+    }
+}
+
+fn metric_text(row: &SequentialRow) -> String {
+    let params = if row.params.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", row.params)
+    };
+    format!("{} {}{params}", row.workload, row.metric)
+}
+
+/// `decided: regression, +35.20% [+12.00%, +61.00%], 6 boots a side`.
+fn look_text(row: &SequentialRow) -> String {
+    let look = &row.look;
+    let interval = match look.interval_pct {
+        Some((low, high)) => format!(
+            "{} [{}, {}]",
+            percent(look.shift_pct),
+            percent(Some(low)),
+            percent(Some(high))
+        ),
+        None => format!("{}, interval not bounded yet", percent(look.shift_pct)),
+    };
+    let seen = format!("{} and {} {}", look.n_a, look.n_b, units(row.level));
+    let calibrated = if row.calibrated {
+        ", with this machine's calibration"
+    } else {
+        ""
+    };
+    match &look.decision {
+        Decision::Continue { more_per_side } => format!(
+            "continue: {interval} after {seen}{calibrated}; {}",
+            more_text(more_per_side, row.level)
+        ),
+        Decision::Undecided => {
+            format!("undecided at the bound: {interval} after {seen}{calibrated}")
+        }
+        decided => format!(
+            "decided: {} {interval} after {seen}{calibrated}",
+            decision_word(decided)
+        ),
+    }
+}
+
+fn decision_word(decision: &Decision) -> &'static str {
+    match decision {
+        Decision::Regression => "regression",
+        Decision::Improvement => "improvement",
+        Decision::Changed => "changed (by less than it may be, relative to δ)",
+        Decision::Equivalent => "no change larger than δ",
+        Decision::Undecided => "undecided",
+        Decision::Continue { .. } => "continue",
+    }
+}
+
+fn from_text(from: VarianceFrom, level: Level) -> String {
+    match from {
+        VarianceFrom::ThisComparison => format!("from this comparison's {}", units(level)),
+        VarianceFrom::CalibrationAndThisComparison => {
+            format!(
+                "from the calibration and this comparison's {}",
+                units(level)
+            )
+        }
+    }
+}
+
+/// The advice that applies to units of `level`: KVM only for boots.
+fn advice_text(advice: &[NoiseAdvice], level: Level) -> String {
+    let words: Vec<&str> = advice
+        .iter()
+        .filter(|a| level == Level::Boot || **a != NoiseAdvice::Kvm)
+        .map(|a| match a {
+            NoiseAdvice::Placement => "pin the workload away from other load",
+            NoiseAdvice::MoreRunsPerUnit => "more runs per unit",
+            NoiseAdvice::Kvm => "boots under KVM rather than TCG",
+        })
+        .collect();
+    words.join(", ")
+}
+
+/// How many more units a side, with where the number comes from and how sure it is.
+fn more_text(more: &MoreEstimate, level: Level) -> String {
+    let units = units(level);
+    match more {
+        MoreEstimate::Unknown { .. } => format!(
+            "how many more {units} is unknown: there is no estimate of the noise yet (two {units} a side, or `kbench calibrate`, would give one)"
+        ),
+        MoreEstimate::About {
+            per_side,
+            low,
+            high,
+            from,
+        } => {
+            let range = match high {
+                Some(high) => format!("{low}-{high}"),
+                None => format!("{low} to beyond any practical bound"),
+            };
+            format!(
+                "about {per_side} more {units} a side ({range}, {})",
+                from_text(*from, level)
+            )
+        }
+        MoreEstimate::BeyondPractical {
+            at_least,
+            from,
+            advice,
+        } => format!(
+            "at least {at_least} more {units} a side ({}): beyond any practical bound; shrink the noise instead: {}",
+            from_text(*from, level),
+            advice_text(advice, level)
+        ),
+    }
+}
+
+/// The one-line answer: decided, or how many more units the slowest metric needs.
+fn answer(report: &SequentialReport) -> String {
+    let level = report.rows.first().map_or(Level::Run, |r| r.level);
+    if report.rows.is_empty() {
+        return "no answer: nothing to compare".into();
+    }
+    if report.decided() {
+        let claims = report
+            .rows
+            .iter()
+            .filter(|r| r.look.decision.claims_change())
+            .count();
+        let undecided = report
+            .rows
+            .iter()
+            .filter(|r| r.look.decision == Decision::Undecided)
+            .count();
+        return format!(
+            "decided: {claims} of {} primary metrics changed, {undecided} undecided at the bound",
+            report.rows.len()
+        );
+    }
+    let open: Vec<&SequentialRow> = report
+        .rows
+        .iter()
+        .filter(|r| !r.look.decision.is_final())
+        .collect();
+    let beyond = open
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.look.decision,
+                Decision::Continue {
+                    more_per_side: MoreEstimate::BeyondPractical { .. }
+                }
+            )
+        })
+        .count();
+    let most = open
+        .iter()
+        .filter_map(|r| match &r.look.decision {
+            Decision::Continue {
+                more_per_side: MoreEstimate::About { per_side, .. },
+            } => Some(*per_side),
+            _ => None,
+        })
+        .max();
+    let head = format!(
+        "continue: {} of {} primary metrics open",
+        open.len(),
+        report.rows.len()
+    );
+    let units = units(level);
+    match (beyond, most) {
+        (0, Some(n)) => format!("{head}; about {n} more {units} a side"),
+        (0, None) => format!("{head}; how many more {units} is not known yet (see above)"),
+        (k, _) => format!(
+            "{head}; {k} of them would need more {units} than is practical: shrink the noise (see above)"
+        ),
+    }
+}

@@ -1,0 +1,182 @@
+//! Sequential decisions end to end, on real runs: `ab --until-decided` stops within a
+//! few blocks for a fourfold difference in work and claims nothing between two runs of
+//! one spec; `compare --sequential` looks at stored sessions and says how many more.
+mod common;
+use common::{json_on, kbench_on, ok_on, one_line_error, TempDb};
+
+fn decision(row: &serde_json::Value) -> &str {
+    row["look"]["decision"]["kind"].as_str().unwrap_or_default()
+}
+
+fn only_row(report: &serde_json::Value) -> &serde_json::Value {
+    let rows = report["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{report}");
+    &rows[0]
+}
+
+#[test]
+fn ab_until_decided_stops_early_for_a_real_difference() {
+    let temp = TempDb::new();
+    let report = json_on(
+        &temp.path,
+        &[
+            "ab",
+            "--until-decided",
+            "--max-runs",
+            "30",
+            "messaging:-g 1 -l 10",
+            "messaging:-g 1 -l 40",
+            "--format",
+            "json",
+        ],
+    );
+    let row = only_row(&report);
+    assert_eq!(decision(row), "regression", "{row}");
+    let n = row["look"]["n_a"].as_u64().unwrap();
+    assert!(n < 30, "decided before the bound: {row}");
+    let (low, _) = interval(row);
+    assert!(low > 1.0, "the whole interval is beyond δ: {row}");
+    // The stored runs say the same later, from `compare --sequential`.
+    let labels: Vec<String> = ["base", "new"]
+        .iter()
+        .map(|side| report[side].as_str().unwrap().to_string())
+        .collect();
+    let again = json_on(
+        &temp.path,
+        &[
+            "compare",
+            &labels[0],
+            &labels[1],
+            "--sequential",
+            "--max-units",
+            "30",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(only_row(&again)["look"], row["look"]);
+}
+
+fn interval(row: &serde_json::Value) -> (f64, f64) {
+    let iv = &row["look"]["interval_pct"];
+    (iv[0].as_f64().unwrap(), iv[1].as_f64().unwrap())
+}
+
+/// One spec on both sides: equivalent within a generous δ, or at the bound, never a
+/// claim. δ 20% is wide beside these runs' spread, so the interval usually settles
+/// inside it long before the bound.
+#[test]
+fn ab_until_decided_of_one_spec_claims_nothing() {
+    let temp = TempDb::new();
+    let report = json_on(
+        &temp.path,
+        &[
+            "ab",
+            "--until-decided",
+            "--delta",
+            "20",
+            "--max-runs",
+            "30",
+            "messaging:-g 1 -l 10",
+            "messaging:-g 1 -l 10",
+            "--format",
+            "json",
+        ],
+    );
+    let row = only_row(&report);
+    assert!(matches!(decision(row), "equivalent" | "undecided"), "{row}");
+    let text = ok_on(
+        &temp.path,
+        &[
+            "compare",
+            report["base"].as_str().unwrap(),
+            report["new"].as_str().unwrap(),
+            "--sequential",
+            "--delta",
+            "20",
+            "--max-units",
+            "30",
+        ],
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    assert!(
+        text.contains("no change larger than δ") || text.contains("undecided at the bound"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_sequential_says_how_many_more_sessions_and_from_what() {
+    let temp = TempDb::new();
+    let db = &temp.path;
+    let session = |label: &str| {
+        ok_on(
+            db,
+            &["run", "--runs", "3", "--label", label, "pipe:-l 2000"],
+        );
+    };
+    session("x");
+    session("y");
+    // One session a side, no calibration: no estimate of the noise at all.
+    let one = json_on(
+        db,
+        &["compare", "x", "y", "--sequential", "--format", "json"],
+    );
+    let row = only_row(&one);
+    assert_eq!(decision(row), "continue", "{row}");
+    assert_eq!(row["level"], "session", "{row}");
+    assert_eq!(
+        row["look"]["decision"]["more_per_side"]["kind"], "unknown",
+        "{row}"
+    );
+    let text = ok_on(db, &["compare", "x", "y", "--sequential"]);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("how many more sessions is unknown"), "{text}");
+    session("x");
+    session("y");
+    // Two a side: a number, with where it comes from.
+    let two = json_on(
+        db,
+        &["compare", "x", "y", "--sequential", "--format", "json"],
+    );
+    let more = &only_row(&two)["look"]["decision"]["more_per_side"];
+    assert!(
+        matches!(more["kind"].as_str(), Some("about" | "beyond_practical")),
+        "{more}"
+    );
+    assert_eq!(more["from"], "this_comparison", "{more}");
+}
+
+#[test]
+fn sequential_options_are_checked() {
+    let temp = TempDb::new();
+    let db = &temp.path;
+    ok_on(db, &["run", "--runs", "1", "--label", "x", "pipe:-l 100"]);
+    for bad in [
+        &["compare", "x", "y", "z", "--sequential"][..],
+        &["compare", "x", "y", "--max-units", "5"],
+        &["compare", "x", "y", "--sequential", "--max-units", "1"],
+        &["compare", "x", "nowhere", "--sequential"],
+        &["compare", "x", "x", "--sequential"],
+        &["ab", "pipe:-l 10", "pipe:-l 20", "--max-runs", "5"],
+        &[
+            "ab",
+            "pipe:-l 10",
+            "pipe:-l 20",
+            "--until-decided",
+            "--runs",
+            "5",
+        ],
+        &[
+            "ab",
+            "pipe:-l 10",
+            "pipe:-l 20",
+            "--until-decided",
+            "--max-time",
+            "0",
+        ],
+    ] {
+        let out = kbench_on(db, bad);
+        one_line_error(&out, 2, bad);
+    }
+}
