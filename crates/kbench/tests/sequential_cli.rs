@@ -131,7 +131,10 @@ fn compare_sequential_says_how_many_more_sessions_and_from_what() {
     );
     let text = ok_on(db, &["compare", "x", "y", "--sequential"]);
     let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(words.contains("how many more sessions is unknown"), "{text}");
+    assert!(
+        words.contains("how many more sessions is unknown"),
+        "{text}"
+    );
     session("x");
     session("y");
     // Two a side: a number, with where it comes from.

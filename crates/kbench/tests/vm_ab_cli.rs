@@ -835,3 +835,57 @@ fn a_sides_own_words_go_on_its_command_line_only_and_bad_words_are_refused() {
     let stderr = one_line_error(&out, 2, &collide);
     assert!(stderr.contains("--label-a"), "{stderr}");
 }
+
+/// `--until-decided` with one image on both sides (an A/A by boots): a look after each
+/// pair of boots, said on stderr, and at a bound of two boots a side the interval is
+/// not bounded yet (the always-valid interval needs about five boots a side), so it
+/// stops undecided and claims nothing.
+#[test]
+fn until_decided_looks_after_every_pair_and_stops_at_its_bound() {
+    let Some((_, k)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let k = k.to_str().unwrap();
+    let out = kbench_booting(
+        &[
+            "vm-ab",
+            "--kernel-a",
+            k,
+            "--kernel-b",
+            k,
+            "--until-decided",
+            "--max-boots",
+            "2",
+            "--suite",
+            "pipe:-l 500 --placement same-cpu",
+            "--runs",
+            "3",
+            "--accel",
+            "tcg",
+            "--format",
+            "json",
+        ],
+        &db,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let looks: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(" boot pairs: sched/pipe usecs_per_op"))
+        .collect();
+    assert_eq!(looks.len(), 2, "a look after each pair: {stderr}");
+    assert!(looks[0].ends_with(": open"), "{looks:?}");
+    assert!(looks[1].ends_with(": undecided at the bound"), "{looks:?}");
+    assert!(stderr.contains("boot 4 of at most 4"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{report}");
+    let row = &rows[0];
+    assert_eq!(row["level"], "boot", "{row}");
+    assert_eq!(
+        (row["look"]["n_a"].as_u64(), row["look"]["n_b"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(row["look"]["decision"]["kind"], "undecided", "{row}");
+    assert_eq!(sessions(&db).len(), 4);
+}

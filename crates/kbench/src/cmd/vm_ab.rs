@@ -31,8 +31,20 @@ pub struct VmAbArgs {
     #[arg(long)]
     pub label_b: Option<String>,
     /// Boots per kernel, in ABBA order (at most 1000).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "until_decided")]
     pub boots: u32,
+    /// Boot pairs in ABBA order until the sequential rule decides every primary
+    /// metric (regression, improvement, or no change larger than --delta), with boots
+    /// as the units and a look after every pair that keeps the false-claim rate; or
+    /// until --max-boots or --max-time.
+    #[arg(long)]
+    pub until_decided: bool,
+    /// With --until-decided: boots a side at which it stops undecided.
+    #[arg(long, value_name = "N", default_value_t = 20, requires = "until_decided", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub max_boots: u32,
+    /// With --until-decided: seconds after which no further pair is booted.
+    #[arg(long, value_name = "SECS", default_value_t = 14_400, requires = "until_decided", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_time: u64,
     #[command(flatten)]
     pub guest: crate::guest::SuiteArgs,
     /// KVM, TCG, or KVM when this machine can run a guest with it.
@@ -177,14 +189,25 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let command_line = session::command_line();
     let mut store = args.db.open()?;
     let mut failed = 0;
-    for (boot, s) in qemu::order(args.boots) {
+    let boots_a_side = if args.until_decided {
+        args.max_boots
+    } else {
+        args.boots
+    };
+    let sequential = args
+        .until_decided
+        .then(|| crate::verdict::sequential_options(&options, args.max_boots as usize));
+    let started = Instant::now();
+    let mut looked = None;
+    for (boot, s) in qemu::order(boots_a_side) {
         let nonce = nonce(boot);
         let files = BootFiles::in_dir(work.path(), boot, pins.is_some());
         let cmd = qemu_command(&setup, &accel, &sides[s], &initrd, &nonce, &files);
         errln!(
-            "kbench: boot {} of {} ({})",
+            "kbench: boot {} of {}{} ({})",
             boot + 1,
-            2 * args.boots,
+            if args.until_decided { "at most " } else { "" },
+            2 * boots_a_side,
             sides[s].label
         );
         let qemu_started = Instant::now();
@@ -223,11 +246,39 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         )? {
             failed += 1;
         }
+        // A look after every pair of boots (AB or BA), with the boots as units.
+        let Some(design) = sequential.filter(|_| boot % 2 == 1) else {
+            continue;
+        };
+        let look = kbench_analysis::sequential::sequential_labels(
+            &store,
+            &sides[0].label,
+            &sides[1].label,
+            design,
+        )
+        .map_err(crate::analysis_error)?;
+        say_look(&look, (boot + 1) / 2);
+        let decided = look.decided();
+        looked = Some(look);
+        if decided {
+            break;
+        }
+        if started.elapsed() >= Duration::from_secs(args.max_time) {
+            errln!("kbench: --max-time reached: no more boots");
+            break;
+        }
     }
     let report = kbench_analysis::compare_labels(&store, &sides[0].label, &sides[1].label, options)
         .map_err(crate::analysis_error)?;
     if args.format == kbench_report::compare::Format::Text && accel == "tcg" {
         outln!("{TCG_NOTICE}\n");
+    }
+    if let Some(look) = &looked {
+        crate::verdict::print_sequential(look, args.format)?;
+        if args.format != kbench_report::compare::Format::Text {
+            return Ok(i32::from(failed > 0));
+        }
+        outln!("\nBelow, the fixed-design comparison of the same boots, for its diagnostics:\n");
     }
     crate::verdict::print_in(
         std::slice::from_ref(&report),
@@ -235,6 +286,32 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         kbench_report::compare::Layout::Compact,
     )?;
     Ok(i32::from(failed > 0))
+}
+
+/// One line per primary metric after a look: its interval against ±δ so far.
+fn say_look(look: &kbench_analysis::sequential::SequentialReport, pairs: u32) {
+    for row in &look.rows {
+        let interval = row.look.interval_pct.map_or_else(
+            || "interval not bounded yet".to_string(),
+            |(low, high)| format!("[{low:+.1}%, {high:+.1}%]"),
+        );
+        use kbench_stats::sequential::Decision;
+        let state = match &row.look.decision {
+            Decision::Continue { .. } => "open",
+            Decision::Undecided => "undecided at the bound",
+            Decision::Regression => "decided, regression",
+            Decision::Improvement => "decided, improvement",
+            Decision::Changed => "changed, at the bound",
+            Decision::Equivalent => "decided, no change larger than δ",
+        };
+        errln!(
+            "kbench: after {pairs} boot pairs: {} {}: {} {interval} against ±{}%: {state}",
+            row.workload,
+            row.metric,
+            kbench_report::compare::percent(row.look.shift_pct),
+            look.options.delta_pct
+        );
+    }
 }
 
 /// What every boot asks of qemu; the suite's words, and the user's for both sides and
