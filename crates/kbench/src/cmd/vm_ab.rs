@@ -257,7 +257,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             design,
         )
         .map_err(crate::analysis_error)?;
-        say_look(&look, (boot + 1) / 2);
+        say_look(&look, boot.div_ceil(2));
         let decided = look.decided();
         looked = Some(look);
         if decided {
