@@ -1,7 +1,8 @@
 //! Sessions as units of replication, on this machine: A/A pairs of sequential
 //! `kbench run` sessions must not claim a change, and a real effect from outside (a
-//! CPU hog beside one session) must still be found with one session a side once
-//! `kbench calibrate` has measured this machine's session-to-session noise.
+//! CPU hog beside one session) must still show, in the right direction and never as
+//! a regression, with one session a side once `kbench calibrate` has measured this
+//! machine's session-to-session noise.
 //!
 //! Before sessions were units, three such A/A pairs of the quick suite claimed 8, 4
 //! and 6 of 32 rows. What is replicated is the session, not its length: the sessions
