@@ -2,6 +2,7 @@
 //! components per workload, parameters, variant and metric, stored with a fingerprint
 //! of the machine, and found again for a comparison made on the same machine.
 use crate::group::{self, RunKey};
+use crate::LabelData;
 use kbench_stats::{components_from_units, noise_components, Level, NoiseComponents};
 use kbench_store::{CalibrationComponent, CalibrationRow, NewCalibration, SessionRow, Store};
 use serde::{Deserialize, Serialize};
@@ -68,12 +69,7 @@ impl Fingerprint {
 }
 
 fn fnv1a_hex(text: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    format!("{:016x}", kbench_record::fnv1a(text.as_bytes()))
 }
 
 /// What a calibration component describes: a per-run metric, or a pooled percentile.
@@ -109,31 +105,31 @@ pub fn fingerprint_of(sessions: &[SessionRow]) -> Option<Fingerprint> {
     })
 }
 
-/// Computes the components of every metric from the calibration sessions of `label`
-/// that ran on the machine of its newest session: within-session, between-session
-/// and (from two boots on) between-boot, for per-run metrics and pooled percentiles.
-pub fn compute(
-    store: &Store,
-    label: &str,
-    seed: u64,
-) -> Result<NewCalibration, crate::AnalysisError> {
-    let sessions = store.sessions(label)?;
-    let Some(machine) = fingerprint_of(&sessions) else {
+/// Computes the components of every metric from the calibration sessions of a label
+/// (read once, [`LabelData`]) that ran on the machine of its newest session:
+/// within-session, between-session and (from two boots on) between-boot, for per-run
+/// metrics and pooled percentiles.
+pub fn compute(data: &LabelData, seed: u64) -> Result<NewCalibration, crate::AnalysisError> {
+    let label = data.label.as_str();
+    let Some(machine) = fingerprint_of(&data.sessions) else {
         return Err(crate::AnalysisError::Usage(format!(
             "no calibration sessions with an environment under '{label}'"
         )));
     };
-    let mine: Vec<SessionRow> = sessions
-        .into_iter()
+    let mine: Vec<SessionRow> = data
+        .sessions
+        .iter()
         .filter(|s| {
             fingerprint_of(std::slice::from_ref(s)).is_some_and(|f| f.same_machine(&machine))
         })
+        .cloned()
         .collect();
-    let ids: Vec<i64> = mine.iter().map(|s| s.id).collect();
-    let runs: Vec<_> = store
-        .runs(label)?
-        .into_iter()
+    let ids: std::collections::BTreeSet<i64> = mine.iter().map(|s| s.id).collect();
+    let runs: Vec<_> = data
+        .runs
+        .iter()
         .filter(|r| ids.contains(&r.session_id))
+        .cloned()
         .collect();
     let mut components = Vec::new();
     for (key, side) in group::group(&runs, &mine) {

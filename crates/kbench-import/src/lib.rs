@@ -25,13 +25,9 @@ pub mod perf_stat;
 pub mod run_record;
 pub mod trace;
 
-/// FNV-1a, 64 bits: the fingerprint of an imported file's content, so that the same file
-/// is not imported twice into one label; not a security measure.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
+/// The fingerprint of an imported file's content, so that the same file is not
+/// imported twice into one label.
+pub use kbench_record::fnv1a;
 
 /// A file that no reader accepts, or a reader that found a malformed line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -38,3 +38,11 @@ pub use stored::{
     SessionWithRuns, StoredRun, SummaryRow, Value,
 };
 pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};
+
+/// FNV-1a, 64 bits: a cheap fingerprint of some text (an imported file's content, a
+/// kernel command line), to tell equal from different; not a security measure.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -58,8 +58,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
             started.elapsed().as_secs_f64()
         );
     }
-    let computed =
-        calibration::compute(&store, CALIBRATION_LABEL, seed).map_err(crate::analysis_error)?;
+    let computed = kbench_analysis::LabelData::load(&store, CALIBRATION_LABEL)
+        .and_then(|data| calibration::compute(&data, seed))
+        .map_err(crate::analysis_error)?;
     store
         .insert_calibration(&computed)
         .map_err(session::store_error)?;
