@@ -262,8 +262,8 @@ pub fn settle_words(settle: &UnitsToSettle, level: Level) -> String {
     let units = unit_word(level, 2);
     match settle {
         UnitsToSettle::Unknown { .. } => format!(
-            "how many {units} per side would settle it is unknown: there is no estimate of the noise (2 {units} a side{}, would give one)",
-            if level == Level::Run { "" } else { " or `kbench calibrate`" }
+            "how many {units} per side would settle it is unknown: there is no estimate of the noise (2 {units} a side{} would give one)",
+            if level == Level::Run { "" } else { ", or `kbench calibrate`," }
         ),
         UnitsToSettle::About {
             per_side,
