@@ -541,6 +541,7 @@ fn row_from(run: &RunKey, metric: &str, unit: &str, c: &Comparison, role: Role) 
         verdict: c.verdict,
         runs_needed: c.runs_needed,
         units_needed: nested.and_then(|n| n.units_needed),
+        settle: c.settle.clone(),
         method: c.method.clone(),
         diagnostics: comparison_diagnostics(c),
     };

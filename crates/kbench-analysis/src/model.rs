@@ -2,7 +2,7 @@
 //! (a [`Diagnostic`], a [`NotCompared`], a [`ReportNote`]); the renderers choose the
 //! words.
 use kbench_record::{PlacementKind, Role};
-use kbench_stats::{Design, Level, NoiseSource, Verdict};
+use kbench_stats::{Design, Level, NoiseSource, UnitsToSettle, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Everything a comparison of two labels found.
@@ -168,6 +168,10 @@ pub struct CompareRow {
     pub runs_needed: Option<usize>,
     /// Sessions or boots a side that would settle it (the design's level).
     pub units_needed: Option<usize>,
+    /// Units a side (of the row's level) that would settle an inconclusive row, with
+    /// the range its noise estimate allows, or why there is no number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<UnitsToSettle>,
     pub method: String,
     pub diagnostics: Vec<Diagnostic>,
 }

@@ -102,7 +102,7 @@ fn decision_word(decision: &Decision) -> &'static str {
     }
 }
 
-fn from_text(from: VarianceFrom, level: Level) -> String {
+pub(crate) fn from_text(from: VarianceFrom, level: Level) -> String {
     match from {
         VarianceFrom::ThisComparison => format!("from this comparison's {}", units(level)),
         VarianceFrom::CalibrationAndThisComparison => {
@@ -115,7 +115,7 @@ fn from_text(from: VarianceFrom, level: Level) -> String {
 }
 
 /// The advice that applies to units of `level`: KVM only for boots.
-fn advice_text(advice: &[NoiseAdvice], level: Level) -> String {
+pub(crate) fn advice_text(advice: &[NoiseAdvice], level: Level) -> String {
     let words: Vec<&str> = advice
         .iter()
         .filter(|a| level == Level::Boot || **a != NoiseAdvice::Kvm)

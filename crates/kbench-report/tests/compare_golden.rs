@@ -86,6 +86,35 @@ fn full_text_keeps_every_row() {
 }
 
 #[test]
+fn an_inconclusive_row_without_a_noise_estimate_says_what_would_give_one() {
+    let mut reports = reports("single.json");
+    let row = reports[0]
+        .rows
+        .iter_mut()
+        .find(|r| r.is_primary() && r.verdict == kbench_stats::Verdict::Inconclusive)
+        .expect("an inconclusive primary row");
+    row.units_needed = None;
+    row.settle = Some(kbench_stats::UnitsToSettle::unknown());
+    let text = by_name("text").unwrap().render(&reports, Layout::Compact);
+    assert!(widest_line(&text) <= 80, "{text}");
+    assert!(text.contains("inconclusive ≈?"), "{text}");
+    assert!(
+        text.contains("(sessions per side unknown: no noise estimate)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("is no estimate of the noise (2 sessions a side, or"),
+        "{text}"
+    );
+    let csv = by_name("csv").unwrap().render(&reports, Layout::Compact);
+    assert!(csv.lines().next().unwrap().ends_with(",settle"));
+    assert!(
+        csv.contains(",sessions per side unknown: no noise estimate\n"),
+        "{csv}"
+    );
+}
+
+#[test]
 fn csv_and_json_have_every_label() {
     let reports = reports("three-kernels.json");
     let csv = by_name("csv").unwrap().render(&reports, Layout::Compact);

@@ -6,8 +6,10 @@
 use crate::descriptive::{describe, median, sample_sd, Summary};
 use crate::diagnostics::{bimodality, drift_if_significant, mad_outliers, Bimodality, Drift};
 use crate::ks::ks_two_sample;
+use crate::nested::UnitsToSettle;
 use crate::parametric::{fieller_ratio_ci, welch, welch_from_moments};
 use crate::rank::{hodges_lehmann_with, mann_whitney_with, PMethod};
+use crate::sequential::VarianceFrom;
 use crate::special::is_positive;
 use crate::special::{normal_quantile, t_quantile};
 use serde::{Deserialize, Serialize};
@@ -152,6 +154,10 @@ pub struct Comparison {
     pub verdict: Verdict,
     /// Estimated runs (or boots) per side that would settle an inconclusive result.
     pub runs_needed: Option<usize>,
+    /// The units a side that would settle an inconclusive result (runs, or the
+    /// design's sessions or boots), with the uncertainty of the spread behind them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<crate::nested::UnitsToSettle>,
     pub delta_pct: f64,
     pub higher_is_better: bool,
     pub scale: Scale,
@@ -213,6 +219,7 @@ struct Estimate {
 struct Decision {
     verdict: Verdict,
     runs_needed: Option<usize>,
+    settle: Option<UnitsToSettle>,
 }
 
 /// Relative threshold on the analysed scale: ln(1 + δ) on the log scale, so the improvement
@@ -279,6 +286,31 @@ pub(crate) fn runs_needed(spread_rel: f64, threshold: f64, alpha: f64) -> Option
         n = next;
     }
     Some(n.ceil() as usize)
+}
+
+/// [`runs_needed`] with its uncertainty, from a spread of the runs of this comparison
+/// (n_a + n_b − 2 degrees of freedom); unknown without one. A zero spread gives no
+/// number: it is said as unknown too.
+fn runs_to_settle(
+    spread_rel: Option<f64>,
+    threshold: f64,
+    alpha: f64,
+    n_a: usize,
+    n_b: usize,
+) -> UnitsToSettle {
+    let df = (n_a + n_b) as f64 - 2.0;
+    spread_rel
+        .and_then(|s| {
+            UnitsToSettle::from_spread(
+                s,
+                df,
+                threshold,
+                alpha,
+                n_a.max(n_b),
+                VarianceFrom::ThisComparison,
+            )
+        })
+        .unwrap_or_else(UnitsToSettle::unknown)
 }
 
 /// Per-value spread implied by an interval of width `width` from n_a and n_b values.
@@ -357,19 +389,31 @@ fn decide(
         return Decision {
             verdict: Verdict::Insufficient,
             runs_needed: None,
+            settle: None,
         };
     };
     let verdict = verdict_from_interval(ci, threshold, opts.higher_is_better);
-    let runs = if verdict == Verdict::Inconclusive {
-        est.spread_rel
-            .and_then(|s| runs_needed(s, threshold, opts.alpha))
-            .map(|r| r.max(n_a.max(n_b) + 1))
-    } else {
-        None
-    };
+    if verdict != Verdict::Inconclusive {
+        return Decision {
+            verdict,
+            runs_needed: None,
+            settle: None,
+        };
+    }
+    let runs = est
+        .spread_rel
+        .and_then(|s| runs_needed(s, threshold, opts.alpha))
+        .map(|r| r.max(n_a.max(n_b) + 1));
     Decision {
         verdict,
         runs_needed: runs,
+        settle: Some(runs_to_settle(
+            est.spread_rel,
+            threshold,
+            opts.alpha,
+            n_a,
+            n_b,
+        )),
     }
 }
 
@@ -415,6 +459,7 @@ fn insufficient(
         p_value: None,
         verdict: Verdict::Insufficient,
         runs_needed: None,
+        settle: None,
         delta_pct: opts.delta_pct,
         higher_is_better: opts.higher_is_better,
         scale,
@@ -494,8 +539,11 @@ fn compare_in_order(
             &method_of("none"),
             "too few values for any interval (need 2 per side and a reachable confidence; a verdict is never drawn from single runs)".to_string(),
         );
-        result.runs_needed = pooled_spread(a, b, scale)
-            .and_then(|s| runs_needed(s, threshold_rel(scale, opts.delta_pct), opts.alpha));
+        let threshold = threshold_rel(scale, opts.delta_pct);
+        let spread = pooled_spread(a, b, scale);
+        result.runs_needed = spread.and_then(|s| runs_needed(s, threshold, opts.alpha));
+        result.settle =
+            spread.map(|s| runs_to_settle(Some(s), threshold, opts.alpha, a.len(), b.len()));
         return result;
     };
     let diagnostics = diagnose(a, b, opts, scale, &core);
@@ -530,6 +578,7 @@ fn compare_in_order(
         p_value: core.estimate.p_value,
         verdict: core.verdict,
         runs_needed: core.runs_needed,
+        settle: core.settle,
         delta_pct: opts.delta_pct,
         higher_is_better: opts.higher_is_better,
         scale,
@@ -545,6 +594,7 @@ struct Core {
     estimate: Estimate,
     verdict: Verdict,
     runs_needed: Option<usize>,
+    settle: Option<UnitsToSettle>,
 }
 
 /// Estimate and verdict without diagnostics (also used for the outlier-free re-run).
@@ -571,6 +621,7 @@ fn core_comparison(a: &[f64], b: &[f64], opts: &CompareOptions, scale: Scale) ->
         estimate: est,
         verdict: decision.verdict,
         runs_needed: decision.runs_needed,
+        settle: decision.settle,
     })
 }
 
@@ -753,6 +804,7 @@ pub fn compare_summaries(a: &SummaryStats, b: &SummaryStats, opts: &CompareOptio
             let decision = decide(&est, threshold, opts, a.n, b.n);
             result.verdict = decision.verdict;
             result.runs_needed = decision.runs_needed;
+            result.settle = decision.settle;
         }
         _ => {
             result.verdict = Verdict::Inconclusive;

@@ -42,7 +42,7 @@ pub use multiple::benjamini_hochberg;
 pub use nested::{
     choose_design, compare_nested, compare_units, components_from_units, noise_components,
     resolvable_change_pct, unit_count, units_needed, BetweenUnit, Design, Level, NestedInfo,
-    NestedOptions, NoClaim, NoiseComponents, NoiseSource, Observation, UnitEstimate,
+    NestedOptions, NoClaim, NoiseComponents, NoiseSource, Observation, UnitEstimate, UnitsToSettle,
 };
 pub use numbers::{parse_numbers, NumbersError};
 pub use parametric::{fieller_ratio_ci, welch, welch_from_moments, Welch};

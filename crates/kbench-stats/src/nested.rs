@@ -17,7 +17,8 @@ use crate::compare::{
     CompareOptions, Comparison, Diagnostics, Scale, Verdict,
 };
 use crate::descriptive::{describe, mean, sample_variance};
-use crate::special::{t_quantile, t_sf};
+use crate::sequential::{NoiseWanted, VarianceFrom, PRACTICAL_UNITS_PER_SIDE};
+use crate::special::{chi_square_quantile, t_quantile, t_sf};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::hash::Hash;
@@ -450,6 +451,9 @@ pub struct UnitComparison {
     pub no_claim: Option<NoClaim>,
     /// SD of one unit's estimate (or of one paired difference / √2), for units-needed.
     pub unit_sd: Option<f64>,
+    /// Degrees of freedom behind `unit_sd`: how far the units-needed can be trusted.
+    #[serde(default)]
+    pub unit_sd_df: Option<f64>,
 }
 
 /// Compares unit estimates of B against A. Paired: the mean of the per-unit
@@ -507,7 +511,7 @@ fn compare_units_on(
             se,
             k - 1.0,
             None,
-            (var / 2.0).sqrt(),
+            ((var / 2.0).sqrt(), k - 1.0),
             opts,
             scale,
         ));
@@ -517,12 +521,16 @@ fn compare_units_on(
         let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
         let df = satterthwaite(&[(sa, a.len() as f64 - 1.0), (sb, b.len() as f64 - 1.0)]);
         let unit_sd = ((va + vb) / 2.0).sqrt();
+        let unit_df = satterthwaite(&[
+            (va / 2.0, a.len() as f64 - 1.0),
+            (vb / 2.0, b.len() as f64 - 1.0),
+        ]);
         return Some(t_result(
             shift,
             (sa + sb).sqrt(),
             df,
             None,
-            unit_sd,
+            (unit_sd, unit_df),
             opts,
             scale,
         ));
@@ -551,6 +559,7 @@ fn compare_units_on(
             between: None,
             no_claim: Some(NoClaim::NoBetweenUnitVariance),
             unit_sd: None,
+            unit_sd_df: None,
         });
     };
     let unit_var = between.unit_sd * between.unit_sd;
@@ -583,13 +592,13 @@ fn compare_units_on(
     terms.push((borrowed, between.df));
     let var: f64 = terms.iter().map(|t| t.0).sum();
     let df = satterthwaite(&terms);
-    let unit_sd = between.unit_sd;
+    let unit_spread = (between.unit_sd, between.df);
     Some(t_result(
         shift,
         var.sqrt(),
         df,
         Some(between),
-        unit_sd,
+        unit_spread,
         opts,
         scale,
     ))
@@ -621,7 +630,7 @@ fn t_result(
     se: f64,
     df: f64,
     between: Option<BetweenUnit>,
-    unit_sd: f64,
+    (unit_sd, unit_sd_df): (f64, f64),
     opts: &CompareOptions,
     scale: Scale,
 ) -> UnitComparison {
@@ -650,6 +659,7 @@ fn t_result(
         between,
         no_claim: None,
         unit_sd: Some(unit_sd),
+        unit_sd_df: Some(unit_sd_df),
     }
 }
 
@@ -659,14 +669,110 @@ pub fn units_needed(unit_sd: f64, delta_pct: f64, alpha: f64) -> Option<usize> {
     crate::compare::runs_needed(unit_sd, threshold_rel(Scale::Log, delta_pct), alpha)
 }
 
-/// Units per side that would settle an inconclusive unit comparison: from the unit
-/// spread when known, more than there are; 3 (the fewest that give a spread worth
-/// having) when there is none.
-fn units_to_settle(u: &UnitComparison, units_now: usize, opts: &CompareOptions) -> Option<usize> {
-    match u.unit_sd {
-        Some(sd) => units_needed(sd, opts.delta_pct, opts.alpha).map(|k| k.max(units_now + 1)),
-        None => Some(3.max(units_now + 1)),
+/// How many units a side would settle an inconclusive fixed-design comparison, with
+/// the uncertainty of the spread it is computed from. A spread from two or three units
+/// is itself uncertain by a factor of several, and the units needed go with its square.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UnitsToSettle {
+    /// No estimate of the noise at all: the number is unknown.
+    Unknown { what_would_give_it: NoiseWanted },
+    /// The point estimate (units a side in all, not more), and the range it takes over
+    /// a 95 % chi-square interval of the spread with its `df`; `high` is `None` when the
+    /// upper end is beyond [`PRACTICAL_UNITS_PER_SIDE`].
+    About {
+        per_side: usize,
+        low: usize,
+        high: Option<usize>,
+        df: f64,
+        from: VarianceFrom,
+    },
+    /// Even the point estimate is beyond [`PRACTICAL_UNITS_PER_SIDE`]; `at_least` is the
+    /// low end of the range. More units are not the answer: a smaller noise is.
+    BeyondPractical {
+        at_least: usize,
+        df: f64,
+        from: VarianceFrom,
+    },
+}
+
+impl UnitsToSettle {
+    /// The answer when there is no spread to compute it from.
+    pub fn unknown() -> UnitsToSettle {
+        UnitsToSettle::Unknown {
+            what_would_give_it: NoiseWanted::TwoUnitsASideOrCalibration,
+        }
     }
+
+    /// The answer from a spread `unit_sd` (relative, one unit) with `df` degrees of
+    /// freedom, for `threshold` (relative) at level `alpha`, with `units_now` units on
+    /// the larger side; `None` when the spread gives no number (zero or not finite).
+    pub fn from_spread(
+        unit_sd: f64,
+        df: f64,
+        threshold: f64,
+        alpha: f64,
+        units_now: usize,
+        from: VarianceFrom,
+    ) -> Option<UnitsToSettle> {
+        let needed = |sd: f64| {
+            crate::compare::runs_needed(sd, threshold, alpha).map(|n| n.max(units_now + 1))
+        };
+        let per_side = needed(unit_sd)?;
+        // s²·df/σ² is chi-square with df degrees of freedom: σ lies between these.
+        let (sd_low, sd_high) = if df > 0.0 && df.is_finite() {
+            (
+                unit_sd * (df / chi_square_quantile(0.975, df)).sqrt(),
+                unit_sd * (df / chi_square_quantile(0.025, df)).sqrt(),
+            )
+        } else {
+            (f64::NAN, f64::NAN)
+        };
+        let low = needed(sd_low).map_or(units_now + 1, |n| n.min(per_side));
+        if per_side > PRACTICAL_UNITS_PER_SIDE {
+            return Some(UnitsToSettle::BeyondPractical {
+                at_least: low,
+                df,
+                from,
+            });
+        }
+        Some(UnitsToSettle::About {
+            per_side,
+            low,
+            high: needed(sd_high).filter(|n| *n <= PRACTICAL_UNITS_PER_SIDE),
+            df,
+            from,
+        })
+    }
+}
+
+/// Units per side that would settle an inconclusive unit comparison, from the unit
+/// spread, more than there are; `None` without a spread (nothing to compute it from).
+fn units_to_settle(u: &UnitComparison, units_now: usize, opts: &CompareOptions) -> Option<usize> {
+    units_needed(u.unit_sd?, opts.delta_pct, opts.alpha).map(|k| k.max(units_now + 1))
+}
+
+/// [`units_to_settle`] with its uncertainty, and where the spread came from.
+fn settle_from_units(
+    u: &UnitComparison,
+    units_now: usize,
+    opts: &CompareOptions,
+) -> Option<UnitsToSettle> {
+    let Some(sd) = u.unit_sd else {
+        return Some(UnitsToSettle::unknown());
+    };
+    let from = match u.between.as_ref().map(|b| b.source) {
+        Some(NoiseSource::Calibration) => VarianceFrom::CalibrationAndThisComparison,
+        Some(NoiseSource::OtherSide) | None => VarianceFrom::ThisComparison,
+    };
+    UnitsToSettle::from_spread(
+        sd,
+        u.unit_sd_df.unwrap_or(f64::NAN),
+        threshold_rel(Scale::Log, opts.delta_pct),
+        opts.alpha,
+        units_now,
+        from,
+    )
 }
 
 /// The smallest change (percent) this machine can resolve with `units` sessions (or
@@ -861,6 +967,10 @@ pub(crate) fn fill_from_units(
     c.p_value = u.p_value;
     c.verdict = u.verdict;
     c.runs_needed = None;
+    c.settle = None;
+    if u.verdict == Verdict::Inconclusive {
+        c.settle = settle_from_units(&u, units_now, opts);
+    }
     if let Some(info) = c.nested.as_mut() {
         if u.verdict == Verdict::Inconclusive {
             info.units_needed = units_to_settle(&u, units_now, opts);
@@ -920,8 +1030,69 @@ mod tests {
         assert_eq!(c.verdict, Verdict::Inconclusive);
         let info = c.nested.unwrap();
         assert_eq!(info.no_claim, Some(NoClaim::NoBetweenUnitVariance));
-        assert_eq!(info.units_needed, Some(3));
+        assert_eq!(info.units_needed, None);
+        assert_eq!(c.settle, Some(UnitsToSettle::unknown()));
         assert!((c.shift_pct.unwrap() - 20.0).abs() < 0.5);
+    }
+
+    /// The bounds of an `About`, or a panic naming what came instead.
+    fn about(settle: Option<UnitsToSettle>) -> (usize, usize, Option<usize>) {
+        match settle {
+            Some(UnitsToSettle::About {
+                per_side,
+                low,
+                high,
+                ..
+            }) => (per_side, low, high),
+            other => panic!("expected about, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn units_to_settle_carry_the_uncertainty_of_the_spread() {
+        let threshold = threshold_rel(Scale::Log, 1.0);
+        let from = VarianceFrom::ThisComparison;
+        // A spread of 0.5 % from 2 units a side (2 df): the range spans two orders of
+        // magnitude around the point.
+        let (point, low, high) = about(UnitsToSettle::from_spread(
+            0.005, 2.0, threshold, 0.05, 2, from,
+        ));
+        let high = high.expect("within the practical bound");
+        assert!(low < point && point < high, "{low} {point} {high}");
+        assert!(high >= 20 * low, "{low} {high}");
+        // The same spread from 30 units a side (58 df): within a factor of about 2.
+        let (point, low, high) = about(UnitsToSettle::from_spread(
+            0.005, 58.0, threshold, 0.05, 30, from,
+        ));
+        let high = high.unwrap();
+        assert!(low <= point && point <= high, "{low} {point} {high}");
+        assert!(high <= 3 * low, "{low} {high}");
+        // A wider spread from 2 units: the upper end is past any practical number.
+        let (point, low, high) = about(UnitsToSettle::from_spread(
+            0.02, 2.0, threshold, 0.05, 2, from,
+        ));
+        assert!(low < point && high.is_none(), "{low} {point} {high:?}");
+        // A spread that needs more than the bound even at its point estimate.
+        match UnitsToSettle::from_spread(0.1, 2.0, threshold, 0.05, 2, from) {
+            Some(UnitsToSettle::BeyondPractical { at_least, df, .. }) => {
+                assert!(at_least > 100, "{at_least}");
+                assert_eq!(df, 2.0);
+            }
+            other => panic!("expected beyond practical, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn two_sessions_a_side_settle_from_their_own_spread() {
+        let mut a = obs(&RUNS, "b1", "s1", 0);
+        a.extend(obs(&RUNS.map(|v| v * 1.004), "b1", "s2", 6));
+        let mut b = obs(&RUNS.map(|v| v * 1.005), "b1", "s3", 0);
+        b.extend(obs(&RUNS.map(|v| v * 1.001), "b1", "s4", 6));
+        let c = compare_nested(&a, &b, &NestedOptions::default());
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+        let (point, low, _) = about(c.settle.clone());
+        assert_eq!(Some(point), c.nested.unwrap().units_needed);
+        assert!(low >= 3 && low <= point, "{low} {point}");
     }
 
     #[test]

@@ -102,6 +102,17 @@ fn wide_intervals_are_inconclusive_with_runs_needed() {
     assert_eq!(r.verdict, Verdict::Inconclusive);
     let needed = r.runs_needed.expect("runs needed for inconclusive");
     assert!(needed > 6, "{needed}");
+    // The same number, with the range the spread of 12 runs allows.
+    match r.settle {
+        Some(kbench_stats::UnitsToSettle::About {
+            per_side, low, df, ..
+        }) => {
+            assert_eq!(per_side, needed);
+            assert!(low > 6 && low <= needed, "{low}");
+            assert_eq!(df, 10.0);
+        }
+        ref other => panic!("expected about, got {other:?}"),
+    }
     // With that many runs of the same noise, the interval is narrow enough to settle.
     let big = compare(
         &lognormal_like(needed * 2, 3, 1.0),

@@ -1,10 +1,12 @@
 //! One CSV line per row and compared label, RFC 4180 quoting, for spreadsheets and
 //! scripts. Every row is there whatever the layout.
-use super::{design_text, diagnostic_text, metric_text, CompareFormat, CompareReport, Layout};
+use super::{
+    design_text, diagnostic_text, metric_text, settle_short, CompareFormat, CompareReport, Layout,
+};
 
 pub struct CsvFormat;
 
-const HEADER: &str = "base,new,workload,metric,role,unit,params,variant,cpu_classes,placement,n_a,n_b,design,units_a,units_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,delta_pct,verdict,runs_needed,units_needed,diagnostics";
+const HEADER: &str = "base,new,workload,metric,role,unit,params,variant,cpu_classes,placement,n_a,n_b,design,units_a,units_b,median_a,median_b,shift_pct,ci_low_pct,ci_high_pct,p_value,q_value,delta_pct,verdict,runs_needed,units_needed,diagnostics,settle";
 
 fn field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
@@ -71,6 +73,12 @@ fn rows(out: &mut String, r: &CompareReport) {
                     .map(|d| diagnostic_text(d, r))
                     .collect::<Vec<_>>()
                     .join("; "),
+            ),
+            field(
+                &row.settle
+                    .as_ref()
+                    .map(|s| settle_short(s, row.level()))
+                    .unwrap_or_default(),
             ),
         ];
         out.push_str(&fields.join(","));

@@ -12,7 +12,8 @@ pub use text::{wrap, TextFormat};
 
 pub use kbench_analysis::model::*;
 use kbench_record::PlacementKind;
-use kbench_stats::{Design, Level, NoiseSource};
+use kbench_stats::sequential::{NoiseAdvice, PRACTICAL_UNITS_PER_SIDE};
+use kbench_stats::{Design, Level, NoiseSource, UnitsToSettle};
 use kbench_sys::kconfig::ConfigDifference;
 
 /// How much a format shows.
@@ -205,6 +206,11 @@ pub fn change_text(row: &CompareRow) -> String {
 /// The verdict and what would settle it, in words.
 pub fn verdict_text(row: &CompareRow) -> String {
     let mut out = row.verdict.as_str().to_uppercase();
+    if let Some(settle) = &row.settle {
+        out.push_str(&format!(": {}", settle_words(settle, row.level())));
+        return out;
+    }
+    // A report written before `settle`: the point estimate alone.
     if let Some(runs) = row.runs_needed {
         out.push_str(&format!(": about {runs} runs per side would settle it"));
     }
@@ -216,6 +222,90 @@ pub fn verdict_text(row: &CompareRow) -> String {
         ));
     }
     out
+}
+
+/// The range of an estimate: `5-31`, or `5 to beyond any practical number`.
+fn settle_range(low: usize, high: Option<usize>) -> String {
+    match high {
+        Some(high) => format!("{low}-{high}"),
+        None => format!("{low} to beyond any practical number"),
+    }
+}
+
+/// What would settle a row, briefly: `≈9 sessions per side, 5-31`.
+pub fn settle_short(settle: &UnitsToSettle, level: Level) -> String {
+    match settle {
+        UnitsToSettle::Unknown { .. } => format!(
+            "{} per side unknown: no noise estimate",
+            unit_word(level, 2)
+        ),
+        UnitsToSettle::About {
+            per_side,
+            low,
+            high,
+            ..
+        } => format!(
+            "≈{per_side} {} per side, {}",
+            unit_word(level, *per_side),
+            settle_range(*low, *high)
+        ),
+        UnitsToSettle::BeyondPractical { .. } => format!(
+            ">{PRACTICAL_UNITS_PER_SIDE} {} per side",
+            unit_word(level, 2)
+        ),
+    }
+}
+
+/// What would settle a row, in words: the number with its range and where the noise
+/// estimate came from, or why there is no number, or what to do instead of more units.
+pub fn settle_words(settle: &UnitsToSettle, level: Level) -> String {
+    let units = unit_word(level, 2);
+    match settle {
+        UnitsToSettle::Unknown { .. } => format!(
+            "how many {units} per side would settle it is unknown: there is no estimate of the noise (2 {units} a side{} would give one)",
+            if level == Level::Run { "" } else { ", or `kbench calibrate`," }
+        ),
+        UnitsToSettle::About {
+            per_side,
+            low,
+            high,
+            df,
+            from,
+        } => format!(
+            "about {per_side} {} per side would settle it ({}: the noise, estimated {} with {} df, is itself uncertain)",
+            unit_word(level, *per_side),
+            settle_range(*low, *high),
+            crate::sequential::from_text(*from, level),
+            df_text(*df)
+        ),
+        UnitsToSettle::BeyondPractical { at_least, df, from } => format!(
+            "more than {PRACTICAL_UNITS_PER_SIDE} {units} per side would settle it (at least {at_least}: the noise, estimated {} with {} df, is itself uncertain): shrink the noise instead: {}",
+            crate::sequential::from_text(*from, level),
+            df_text(*df),
+            crate::sequential::advice_text(&shrink_advice(level), level)
+        ),
+    }
+}
+
+/// What shrinks the noise of a unit of `level`: more runs only help a session or boot.
+fn shrink_advice(level: Level) -> Vec<NoiseAdvice> {
+    match level {
+        Level::Run => vec![NoiseAdvice::Placement],
+        Level::Session | Level::Boot => vec![
+            NoiseAdvice::Placement,
+            NoiseAdvice::MoreRunsPerUnit,
+            NoiseAdvice::Kvm,
+        ],
+    }
+}
+
+/// Degrees of freedom as whole numbers where they are (Satterthwaite's are not).
+fn df_text(df: f64) -> String {
+    if (df - df.round()).abs() < 0.05 {
+        format!("{df:.0}")
+    } else {
+        format!("{df:.1}")
+    }
 }
 
 fn runs_list(runs: &[u32]) -> String {

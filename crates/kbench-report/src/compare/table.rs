@@ -3,10 +3,11 @@
 //! column per compared label, grouped under their metric; then the notes of the rows
 //! that have any, merged where rows say the same.
 use super::{
-    diagnostic_text, figure, not_compared_text, note_text, percent, placement_words, unit_word,
-    CompareReport, CompareRow, Diagnostic, ReportNote, RowKind,
+    diagnostic_text, figure, not_compared_text, note_text, percent, placement_words, settle_short,
+    settle_words, unit_word, CompareReport, CompareRow, Diagnostic, ReportNote, RowKind,
 };
-use kbench_stats::{Level, Verdict};
+use kbench_stats::sequential::PRACTICAL_UNITS_PER_SIDE;
+use kbench_stats::{Level, UnitsToSettle, Verdict};
 
 /// One compared label's cell of a line.
 #[derive(Clone)]
@@ -17,7 +18,47 @@ pub struct Cell {
     pub ci: String,
     pub verdict: Verdict,
     /// Units a side that would settle an inconclusive row, and their level.
-    pub needed: Option<(usize, Level)>,
+    pub needed: Option<(Needed, Level)>,
+}
+
+/// What would settle an inconclusive cell, as short as the table needs it; the range
+/// and the reasons are in the notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needed {
+    /// About this many units a side.
+    About(usize),
+    /// No estimate of the noise to compute it from.
+    Unknown,
+    /// More than any practical number.
+    BeyondPractical,
+}
+
+impl Needed {
+    /// Larger is further from settled: beyond practical, then the most units, then
+    /// unknown.
+    fn rank(self) -> (u8, usize) {
+        match self {
+            Needed::Unknown => (0, 0),
+            Needed::About(n) => (1, n),
+            Needed::BeyondPractical => (2, 0),
+        }
+    }
+}
+
+/// What would settle `row`, with the level of its units: from `settle`, or from the
+/// point estimates of a report written before it.
+pub fn needed(row: &CompareRow) -> Option<(Needed, Level)> {
+    if let Some(settle) = &row.settle {
+        let needed = match settle {
+            UnitsToSettle::Unknown { .. } => Needed::Unknown,
+            UnitsToSettle::About { per_side, .. } => Needed::About(*per_side),
+            UnitsToSettle::BeyondPractical { .. } => Needed::BeyondPractical,
+        };
+        return Some((needed, row.level()));
+    }
+    row.runs_needed
+        .map(|n| (Needed::About(n), Level::Run))
+        .or_else(|| row.units_needed.map(|n| (Needed::About(n), row.level())))
 }
 
 /// One line of the table.
@@ -143,10 +184,7 @@ fn cell(row: &CompareRow) -> Cell {
         change: percent(row.shift_pct),
         ci: ci_text(row),
         verdict: row.verdict,
-        needed: row
-            .runs_needed
-            .map(|n| (n, Level::Run))
-            .or_else(|| row.units_needed.map(|n| (n, row.level()))),
+        needed: needed(row),
     }
 }
 
@@ -244,12 +282,21 @@ impl Table {
     }
 }
 
-/// What would settle a cell: `≈240`, with its unit when the table mixes levels.
+/// What would settle a cell: `≈240`, `≈?` (no noise estimate) or `>1000`, with its
+/// unit when the table mixes levels.
 pub fn needed_text(cell: &Cell, levels: &[Level]) -> String {
-    match cell.needed {
-        None => String::new(),
-        Some((n, _)) if levels.len() <= 1 => format!("≈{n}"),
-        Some((n, level)) => format!("≈{n} {}", unit_word(level, n)),
+    let Some((needed, level)) = cell.needed else {
+        return String::new();
+    };
+    let (text, n) = match needed {
+        Needed::About(n) => (format!("≈{n}"), n),
+        Needed::Unknown => ("≈?".to_string(), 2),
+        Needed::BeyondPractical => (format!(">{PRACTICAL_UNITS_PER_SIDE}"), 2),
+    };
+    if levels.len() <= 1 {
+        text
+    } else {
+        format!("{text} {}", unit_word(level, n))
     }
 }
 
@@ -271,12 +318,9 @@ pub fn tally_text(r: &CompareReport) -> String {
         .rows
         .iter()
         .filter(|row| shown(row) && !row.is_split() && row.verdict == Verdict::Inconclusive)
-        .filter_map(|row| {
-            row.runs_needed
-                .map(|n| (n, Level::Run))
-                .or_else(|| row.units_needed.map(|n| (n, row.level())))
-        })
-        .max_by_key(|(n, _)| *n);
+        .filter_map(|row| needed(row).map(|(n, _)| (n, row)))
+        .max_by_key(|(n, _)| n.rank())
+        .map(|(_, row)| tally_settle_text(row));
     let parts: Vec<String> = [
         (t.regression, "regression"),
         (t.improvement, "improvement"),
@@ -287,10 +331,8 @@ pub fn tally_text(r: &CompareReport) -> String {
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
-    .map(|(n, word)| match (*word, settle) {
-        ("inconclusive", Some((units, level))) => {
-            format!("{n} {word} (≈{units} {} per side)", unit_word(level, units))
-        }
+    .map(|(n, word)| match (*word, &settle) {
+        ("inconclusive", Some(settle)) => format!("{n} {word} ({settle})"),
         _ => format!("{n} {word}"),
     })
     .collect();
@@ -298,6 +340,17 @@ pub fn tally_text(r: &CompareReport) -> String {
         "no primary metric compared".into()
     } else {
         parts.join(", ")
+    }
+}
+
+/// What would settle the least settled row, for the tally: `≈9 sessions per side, 5-31`.
+fn tally_settle_text(row: &CompareRow) -> String {
+    match (&row.settle, needed(row)) {
+        (Some(settle), _) => settle_short(settle, row.level()),
+        (None, Some((Needed::About(n), level))) => {
+            format!("≈{n} {} per side", unit_word(level, n))
+        }
+        (None, _) => String::new(),
     }
 }
 
@@ -352,8 +405,13 @@ pub fn notes(reports: &[CompareReport]) -> Vec<String> {
             if !every_name.contains(&name) {
                 every_name.push(name.clone());
             }
-            for d in row.diagnostics.iter().filter(|d| noted(d)) {
-                let text = diagnostic_text(d, r);
+            let diagnostics = row.diagnostics.iter().filter(|d| noted(d));
+            let settle = row
+                .settle
+                .as_ref()
+                .filter(|_| row.verdict == Verdict::Inconclusive)
+                .map(|s| settle_words(s, row.level()));
+            for text in diagnostics.map(|d| diagnostic_text(d, r)).chain(settle) {
                 let entry = match by_text.iter().position(|(t, _, _)| *t == text) {
                     Some(i) => &mut by_text[i],
                     None => {

@@ -2,7 +2,7 @@
 //! message in its place: the verdict plot, the runs in the order they ran, the values
 //! per side (strip plot and ECDFs), and the latency percentile curves.
 use super::svg::{escape, finite_range, tick_text, Linear, Log10, Shape, Svg};
-use crate::compare::table::{shown_rows, spec_name};
+use crate::compare::table::{needed, shown_rows, spec_name, Needed};
 use crate::compare::{
     figure, percent, unit_word, verdict_text, CompareReport, CompareRow, SideName,
 };
@@ -71,10 +71,15 @@ pub fn row_name(report: &CompareReport, row: &CompareRow) -> String {
 /// The verdict in a few words: what it is, and what would settle it.
 fn short_verdict(row: &CompareRow) -> String {
     let verdict = row.verdict.as_str().to_uppercase();
-    match (row.units_needed, row.runs_needed) {
-        (Some(units), _) => format!("{verdict}: {units} {}/side", unit_word(row.level(), units)),
-        (None, Some(runs)) => format!("{verdict}: {runs} runs/side"),
-        (None, None) => verdict,
+    match needed(row) {
+        Some((Needed::About(n), level)) => format!("{verdict}: ≈{n} {}/side", unit_word(level, n)),
+        Some((Needed::Unknown, level)) => format!("{verdict}: ? {}/side", unit_word(level, 2)),
+        Some((Needed::BeyondPractical, level)) => format!(
+            "{verdict}: >{} {}/side",
+            kbench_stats::sequential::PRACTICAL_UNITS_PER_SIDE,
+            unit_word(level, 2)
+        ),
+        None => verdict,
     }
 }
 
