@@ -56,6 +56,14 @@ impl SequentialReport {
     pub fn decided(&self) -> bool {
         !self.rows.is_empty() && self.rows.iter().all(|r| r.look.decision.is_final())
     }
+
+    /// No more units will come (the time bound, or the last boot run with some of them
+    /// failed): every metric still open is undecided, with its interval.
+    pub fn close_undecided(&mut self) {
+        for row in self.rows.iter_mut().filter(|r| !r.look.decision.is_final()) {
+            row.look.decision = sequential::Decision::Undecided;
+        }
+    }
 }
 
 /// Reads both labels and looks at them (see [`sequential_loaded`]).
@@ -223,6 +231,58 @@ mod tests {
             session: session.into(),
             order: 0,
         }
+    }
+
+    #[test]
+    fn closing_makes_open_metrics_undecided_and_keeps_decided_ones() {
+        let options = SequentialOptions {
+            alpha: 0.05,
+            delta_pct: 1.0,
+            max_units_per_side: 20,
+            use_calibration: false,
+        };
+        let design = SequentialDesign {
+            alpha: 0.05,
+            delta_pct: 1.0,
+            max_units_per_side: 20,
+            primaries: 2,
+            higher_is_better: false,
+        };
+        let row = |a: &[f64], b: &[f64]| SequentialRow {
+            workload: "sched/pipe".into(),
+            params: String::new(),
+            variant: String::new(),
+            metric: "usecs_per_op".into(),
+            unit: "us/op".into(),
+            higher_is_better: false,
+            level: Level::Boot,
+            calibrated: false,
+            look: sequential::look(&design, a, b, None),
+        };
+        let spread = [0.0, 0.01, -0.01, 0.005, -0.005, 0.0, 0.002, -0.002];
+        let doubled: Vec<f64> = spread.iter().map(|v| v + 2f64.ln()).collect();
+        let mut report = SequentialReport {
+            base: "a".into(),
+            new: "b".into(),
+            options,
+            alpha_per_row: 0.025,
+            rows: vec![row(&[0.0], &[0.1]), row(&spread, &doubled)],
+        };
+        assert!(!report.decided());
+        assert_eq!(
+            report.rows[1].look.decision,
+            sequential::Decision::Regression
+        );
+        report.close_undecided();
+        assert!(report.decided());
+        assert_eq!(
+            report.rows[0].look.decision,
+            sequential::Decision::Undecided
+        );
+        assert_eq!(
+            report.rows[1].look.decision,
+            sequential::Decision::Regression
+        );
     }
 
     #[test]

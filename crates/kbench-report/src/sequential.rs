@@ -10,15 +10,18 @@ use kbench_stats::Level;
 pub fn text(report: &SequentialReport) -> String {
     let level = report.rows.first().map_or(Level::Run, |r| r.level);
     let o = &report.options;
+    let family = match report.rows.len() {
+        1 => "its one primary metric".to_string(),
+        n => format!("all {n} primary metrics together"),
+    };
     let mut out = wrap(
         &format!(
-            "Sequential: {} (A) against {} (B), {} as units, at most {} a side. α {} for all {} primary metrics together, δ {}%: each interval holds at every look, so looking again costs no error rate.",
+            "Sequential: {} (A) against {} (B), {} as units, at most {} a side. α {} for {family}, δ {}%: each interval holds at every look, so looking again costs no error rate.",
             report.base,
             report.new,
             units(level),
             o.max_units_per_side,
             o.alpha,
-            report.rows.len(),
             o.delta_pct
         ),
         "",

@@ -50,6 +50,23 @@ fn kbench_booting(args: &[&str], db: &Path) -> Output {
         .expect("run kbench")
 }
 
+/// Like [`kbench_booting`], once more on a fresh database when a boot died of an
+/// emulator fault. Under TCG with two vCPUs about one boot in thirty of the 6.12 cloud
+/// kernels (6.12.117 and .118) dies 2 s in of an `int3` oops in `sched_clock_cpu`: a
+/// static key patched (text_poke_bp) while the other vCPU runs that code, which the
+/// emulator gets wrong, not the kernel. vm-ab records such a boot as failed, rightly;
+/// the tests that use this are about the boots that work. Any other failure stands.
+fn kbench_booting_past_emulator_faults(args: &[&str], db: &Path) -> Output {
+    let out = kbench_booting(args, db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !(stderr.contains("the kernel died") && stderr.contains("Oops: int3")) {
+        return out;
+    }
+    eprintln!("an emulator fault under TCG, so once more:\n{stderr}");
+    std::fs::remove_file(db).unwrap();
+    kbench_booting(args, db)
+}
+
 fn sessions(db: &Path) -> Vec<(String, Option<String>, Option<String>)> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
@@ -69,7 +86,7 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     let Some((a, b)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let out = kbench_booting(
+    let out = kbench_booting_past_emulator_faults(
         &[
             "vm-ab",
             "--kernel-a",
@@ -660,7 +677,7 @@ fn one_image_two_command_lines_are_two_sides() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let k = k.to_str().unwrap();
-    let out = kbench_booting(
+    let out = kbench_booting_past_emulator_faults(
         &[
             "vm-ab",
             "--kernel-a",
@@ -846,7 +863,7 @@ fn until_decided_looks_after_every_pair_and_stops_at_its_bound() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let k = k.to_str().unwrap();
-    let out = kbench_booting(
+    let out = kbench_booting_past_emulator_faults(
         &[
             "vm-ab",
             "--kernel-a",

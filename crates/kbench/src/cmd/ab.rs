@@ -186,13 +186,15 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     }
     if args.until_decided {
         // The decision, from the stored runs: what `compare --sequential` says later.
-        let sequential = kbench_analysis::sequential::sequential_labels(
+        let mut sequential = kbench_analysis::sequential::sequential_labels(
             &store,
             &label_a,
             &label_b,
             crate::verdict::sequential_options(&options, args.max_runs as usize),
         )
         .map_err(crate::analysis_error)?;
+        // The runs have stopped: what is still open (the time bound) is undecided.
+        sequential.close_undecided();
         crate::verdict::print_sequential(&sequential, args.format)?;
         if args.format != kbench_report::compare::Format::Text {
             let failed_side = report.base.runs == 0 || report.new.runs == 0;

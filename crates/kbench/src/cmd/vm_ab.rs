@@ -151,6 +151,12 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let initrd = work.path().join("initramfs.cpio.gz");
     let image = kbench_boot::init::static_init_image(args.init.as_deref()).map_err(init_error)?;
     std::fs::write(&initrd, image)?;
+    // Until decided, as many as the bound allows.
+    let boots_a_side = if args.until_decided {
+        args.max_boots
+    } else {
+        args.boots
+    };
     if args.dry_run {
         errln!(
             "kbench: kernel A's boots would be labelled {}, kernel B's {}",
@@ -161,7 +167,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         if args.accel == "auto" && accel == "kvm" {
             errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
         }
-        for (boot, s) in qemu::order(args.boots) {
+        for (boot, s) in qemu::order(boots_a_side) {
             let files = BootFiles::in_dir(Path::new("."), boot, pins.is_some());
             let cmd = qemu_command(
                 &setup,
@@ -189,11 +195,6 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let command_line = session::command_line();
     let mut store = args.db.open()?;
     let mut failed = 0;
-    let boots_a_side = if args.until_decided {
-        args.max_boots
-    } else {
-        args.boots
-    };
     let sequential = args
         .until_decided
         .then(|| crate::verdict::sequential_options(&options, args.max_boots as usize));
@@ -250,21 +251,27 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         let Some(design) = sequential.filter(|_| boot % 2 == 1) else {
             continue;
         };
-        let look = kbench_analysis::sequential::sequential_labels(
+        let mut look = kbench_analysis::sequential::sequential_labels(
             &store,
             &sides[0].label,
             &sides[1].label,
             design,
         )
         .map_err(crate::analysis_error)?;
-        say_look(&look, boot.div_ceil(2));
-        let decided = look.decided();
-        looked = Some(look);
-        if decided {
-            break;
-        }
-        if started.elapsed() >= Duration::from_secs(args.max_time) {
+        let out_of_time = started.elapsed() >= Duration::from_secs(args.max_time);
+        let last_pair = boot + 1 == 2 * boots_a_side;
+        if !look.decided() && out_of_time && !last_pair {
             errln!("kbench: --max-time reached: no more boots");
+        }
+        // No more boots: what is open is undecided (failed boots can leave a side
+        // short of the bound when the boots run out).
+        if out_of_time || last_pair {
+            look.close_undecided();
+        }
+        say_look(&look, boot.div_ceil(2));
+        let stop = look.decided() || out_of_time;
+        looked = Some(look);
+        if stop {
             break;
         }
     }
