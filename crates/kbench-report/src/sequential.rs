@@ -3,7 +3,7 @@
 use crate::compare::percent;
 use crate::compare::text::wrap;
 use kbench_analysis::sequential::{SequentialReport, SequentialRow};
-use kbench_stats::sequential::{Decision, MoreEstimate, NoiseAdvice, VarianceFrom};
+use kbench_stats::sequential::{Decision, Look, MoreEstimate, NoiseAdvice, VarianceFrom};
 use kbench_stats::Level;
 
 /// One screen: the design, then each primary metric's line, then the answer.
@@ -37,6 +37,27 @@ pub fn text(report: &SequentialReport) -> String {
     out.push('\n');
     out.push_str(&wrap(&answer(report), "  "));
     out
+}
+
+/// One metric at one look, for a progress line: `sched/pipe usecs_per_op: +35.2%
+/// [+12.0%, +61.0%] against ±1%: open`.
+pub fn progress_line(metric: &str, look: &Look, delta_pct: f64) -> String {
+    let interval = look.interval_pct.map_or_else(
+        || "interval not bounded yet".to_string(),
+        |(low, high)| format!("[{low:+.1}%, {high:+.1}%]"),
+    );
+    let state = match &look.decision {
+        Decision::Continue { .. } => "open",
+        Decision::Undecided => "undecided at the bound",
+        Decision::Regression => "decided, regression",
+        Decision::Improvement => "decided, improvement",
+        Decision::Changed => "changed, at the bound",
+        Decision::Equivalent => "decided, no change larger than δ",
+    };
+    format!(
+        "{metric}: {} {interval} against ±{delta_pct}%: {state}",
+        percent(look.shift_pct)
+    )
 }
 
 /// The whole report as one JSON object.

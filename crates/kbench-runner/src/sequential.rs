@@ -71,6 +71,11 @@ impl SequentialRule {
         &self.states
     }
 
+    /// The practical threshold the looks are read against, percent.
+    pub fn delta_pct(&self) -> f64 {
+        self.delta_pct
+    }
+
     fn design(&self, primaries: usize, higher_is_better: bool) -> SequentialDesign {
         SequentialDesign {
             alpha: self.alpha,

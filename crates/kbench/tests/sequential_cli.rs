@@ -2,7 +2,7 @@
 //! few blocks for a fourfold difference in work and claims nothing between two runs of
 //! one spec; `compare --sequential` looks at stored sessions and says how many more.
 mod common;
-use common::{json_on, kbench_on, ok_on, one_line_error, TempDb};
+use common::{assert_success, json_on, kbench_on, ok_on, one_line_error, TempDb};
 
 fn decision(row: &serde_json::Value) -> &str {
     row["look"]["decision"]["kind"].as_str().unwrap_or_default()
@@ -17,21 +17,33 @@ fn only_row(report: &serde_json::Value) -> &serde_json::Value {
 #[test]
 fn ab_until_decided_stops_early_for_a_real_difference() {
     let temp = TempDb::new();
-    let report = json_on(
-        &temp.path,
-        &[
-            "ab",
-            "--until-decided",
-            "--max-runs",
-            "30",
-            "messaging:-g 1 -l 10",
-            "messaging:-g 1 -l 40",
-            "--format",
-            "json",
-        ],
-    );
+    let args = [
+        "ab",
+        "--until-decided",
+        "--max-runs",
+        "30",
+        "messaging:-g 1 -l 10",
+        "messaging:-g 1 -l 40",
+        "--format",
+        "json",
+    ];
+    let out = kbench_on(&temp.path, &args);
+    assert_success(&out, &args);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let row = only_row(&report);
     assert_eq!(decision(row), "regression", "{row}");
+    // Each look, said on stderr: open until the last.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let looks: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(" a side: total_sec: "))
+        .collect();
+    let (last, open) = looks.split_last().expect("a look after each block");
+    assert!(open.iter().all(|l| l.ends_with(": open")), "{stderr}");
+    assert!(
+        last.ends_with("against ±1%: decided, regression"),
+        "{stderr}"
+    );
     let n = row["look"]["n_a"].as_u64().unwrap();
     assert!(n < 30, "decided before the bound: {row}");
     let (low, _) = interval(row);

@@ -8,7 +8,7 @@ use crate::error::usage;
 use crate::session::{self, DbArgs, StoreSink};
 use kbench_runner::{
     ArmOutcome, CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order,
-    PrimaryUnits, RunSink, SequentialRule, StopPolicy, WorkloadExecutor, WorkloadSpec,
+    PrimaryUnits, RunSink, SequentialRule, StopPolicy, StopRule, WorkloadExecutor, WorkloadSpec,
 };
 use kbench_store::{AbSide, StoredRun};
 use std::time::Duration;
@@ -255,8 +255,8 @@ fn interleave(
         .collect();
     let mut fixed = StopPolicy::Attempts(args.runs);
     let mut sequential;
-    let stop: &mut dyn kbench_runner::StopRule = if args.until_decided {
-        sequential = sequential_rule(args)?;
+    let stop: &mut dyn StopRule = if args.until_decided {
+        sequential = SaidLooks(sequential_rule(args)?);
         &mut sequential
     } else {
         &mut fixed
@@ -290,6 +290,36 @@ fn sequential_rule(args: &AbArgs) -> anyhow::Result<SequentialRule> {
         Duration::from_secs_f64(args.max_time),
         Box::new(runs_as_units),
     ))
+}
+
+/// The sequential rule, each of its looks said on stderr, as vm-ab says its own.
+struct SaidLooks(SequentialRule);
+
+impl StopRule for SaidLooks {
+    fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> kbench_runner::Decision {
+        let decision = self.0.decide(arms, elapsed);
+        let runs = arms
+            .iter()
+            .map(|a| a.primary_values().len())
+            .min()
+            .unwrap_or(0);
+        for state in self.0.states() {
+            errln!(
+                "kbench: after {runs} run{} a side: {}",
+                if runs == 1 { "" } else { "s" },
+                kbench_report::sequential::progress_line(
+                    &state.metric,
+                    &state.look,
+                    self.0.delta_pct()
+                )
+            );
+        }
+        decision
+    }
+
+    fn expected_runs_per_arm(&self) -> u64 {
+        self.0.expected_runs_per_arm()
+    }
 }
 
 /// Each side's measured runs as units of the one primary metric.

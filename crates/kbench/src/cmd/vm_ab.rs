@@ -298,25 +298,10 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
 /// One line per primary metric after a look: its interval against ±δ so far.
 fn say_look(look: &kbench_analysis::sequential::SequentialReport, pairs: u32) {
     for row in &look.rows {
-        let interval = row.look.interval_pct.map_or_else(
-            || "interval not bounded yet".to_string(),
-            |(low, high)| format!("[{low:+.1}%, {high:+.1}%]"),
-        );
-        use kbench_stats::sequential::Decision;
-        let state = match &row.look.decision {
-            Decision::Continue { .. } => "open",
-            Decision::Undecided => "undecided at the bound",
-            Decision::Regression => "decided, regression",
-            Decision::Improvement => "decided, improvement",
-            Decision::Changed => "changed, at the bound",
-            Decision::Equivalent => "decided, no change larger than δ",
-        };
+        let metric = format!("{} {}", row.workload, row.metric);
         errln!(
-            "kbench: after {pairs} boot pairs: {} {}: {} {interval} against ±{}%: {state}",
-            row.workload,
-            row.metric,
-            kbench_report::compare::percent(row.look.shift_pct),
-            look.options.delta_pct
+            "kbench: after {pairs} boot pairs: {}",
+            kbench_report::sequential::progress_line(&metric, &row.look, look.options.delta_pct)
         );
     }
 }
