@@ -2,10 +2,9 @@
 //! files, and output of /usr/bin/cyclictest now (it needs root for its RT priority).
 mod common;
 
-use common::fixture;
+use common::{fixture, installed_output, primary_names};
 use kbench_import::{cyclictest, parse_file_text, ImportedRun};
 use serde_json::json;
-use std::process::Command;
 
 fn runs_of(text: &str) -> Vec<ImportedRun> {
     let imported = parse_file_text("test.txt", text).expect("parses");
@@ -50,12 +49,7 @@ fn assert_figures(run: &ImportedRun, expected: &[(u32, f64, f64, f64)]) {
     }
     let worst = expected.iter().map(|e| e.3).fold(f64::MIN, f64::max);
     assert_eq!(run.value(cyclictest::MAX_LATENCY_METRIC), Some(worst));
-    let primary: Vec<&str> = run
-        .values
-        .iter()
-        .filter(|v| v.is_primary())
-        .map(|v| v.name.as_str())
-        .collect();
+    let primary = primary_names(&run.values);
     assert_eq!(primary, [cyclictest::MAX_LATENCY_METRIC]);
     assert_eq!(run.values.len(), 1 + 3 * expected.len());
 }
@@ -124,16 +118,9 @@ fn reads_what_the_installed_cyclictest_prints_now() {
         return;
     }
     let args = ["-q", "-m", "-p", "80", "-t", "2", "-i", "500", "-l", "100"];
-    let Ok(out) = Command::new("cyclictest").args(args).output() else {
-        eprintln!("SKIP: cyclictest (rt-tests) is not installed");
+    let Some(text) = installed_output("cyclictest", &args) else {
         return;
     };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
     let runs = runs_of(&text);
     assert_eq!(runs.len(), 1);
     assert_figures(&runs[0], &final_lines(&text));

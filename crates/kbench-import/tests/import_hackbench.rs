@@ -2,10 +2,9 @@
 //! /usr/bin/hackbench now.
 mod common;
 
-use common::fixture;
+use common::{fixture, installed_output, primary_names};
 use kbench_import::{hackbench, parse_file_text, ImportedRun};
 use serde_json::json;
-use std::process::Command;
 
 fn runs_of(text: &str) -> Vec<ImportedRun> {
     let imported = parse_file_text("test.txt", text).expect("parses");
@@ -40,12 +39,7 @@ fn process_mode_gives_the_time_and_every_parameter() {
         .into()
     );
     assert_eq!(run.value("total_sec"), Some(0.151));
-    let primary: Vec<&str> = run
-        .values
-        .iter()
-        .filter(|v| v.is_primary())
-        .map(|v| v.name.as_str())
-        .collect();
+    let primary = primary_names(&run.values);
     assert_eq!(primary, ["total_sec"]);
     assert!(!run.values[0].higher_is_better());
 }
@@ -88,19 +82,10 @@ fn malformed_output_names_its_line() {
 
 #[test]
 fn reads_what_the_installed_hackbench_prints_now() {
-    let Ok(out) = Command::new("hackbench")
-        .args(["-g", "1", "-l", "20"])
-        .output()
-    else {
-        eprintln!("SKIP: hackbench (rt-tests) is not installed");
+    let Some(text) = installed_output("hackbench", &["-g", "1", "-l", "20"]) else {
         return;
     };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let runs = runs_of(&String::from_utf8(out.stdout).unwrap());
+    let runs = runs_of(&text);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].params["groups"], json!(1));
     assert_eq!(runs[0].params["loops"], json!(20));

@@ -2,7 +2,7 @@
 //! export with per-run fields, and malformed files.
 mod common;
 
-use common::fixture;
+use common::{fixture, primary_names};
 use kbench_import::{hyperfine, parse_file_text, ImportedRun};
 use serde_json::json;
 
@@ -88,12 +88,7 @@ fn per_run_cpu_times_and_memory_are_read_when_present() {
     assert_eq!(runs[1].value("user_sec").unwrap(), 0.002);
     assert_eq!(runs[1].value("sys_sec").unwrap(), 0.0007);
     assert_eq!(runs[1].value("max_rss_bytes").unwrap(), 2_097_152.0);
-    let primaries: Vec<&str> = runs[1]
-        .values
-        .iter()
-        .filter(|v| v.is_primary())
-        .map(|v| v.name.as_str())
-        .collect();
+    let primaries = primary_names(&runs[1].values);
     assert_eq!(primaries, ["wall_sec"]);
     let rss = runs[1].values.iter().find(|v| v.name == "max_rss_bytes");
     assert_eq!(rss.map(|v| v.unit.as_str()), Some("B"));

@@ -1,7 +1,7 @@
 //! The reader of kbench's own run records (`kbench bench --json`), on captured records.
 mod common;
 
-use common::fixture;
+use common::{fixture, primary_names};
 use kbench_import::{parse_file_text, run_record};
 use kbench_record::RunRecord;
 
@@ -24,12 +24,7 @@ fn each_record_is_a_run_with_the_metrics_it_declares() {
     }
     assert_eq!(imported.runs[1].line, 2);
     let messaging = parse_file_text("m.json", &fixture("kbench_record_messaging.txt")).unwrap();
-    let primary: Vec<&str> = messaging.runs[0]
-        .values
-        .iter()
-        .filter(|v| v.is_primary())
-        .map(|v| v.name.as_str())
-        .collect();
+    let primary = primary_names(&messaging.runs[0].values);
     assert_eq!(primary, ["total_sec"]);
 }
 

@@ -2,7 +2,7 @@
 //! format of the import table, on captured output.
 mod common;
 
-use common::fixture;
+use common::{fixture, primary_names};
 use kbench_import::{read_output_figures, OutputError, OutputFigures};
 
 fn figures(name: &str) -> OutputFigures {
@@ -10,12 +10,7 @@ fn figures(name: &str) -> OutputFigures {
 }
 
 fn primary(f: &OutputFigures) -> &str {
-    let primaries: Vec<&str> = f
-        .values
-        .iter()
-        .filter(|v| v.is_primary())
-        .map(|v| v.name.as_str())
-        .collect();
+    let primaries = primary_names(&f.values);
     assert_eq!(primaries.len(), 1, "{primaries:?}");
     primaries[0]
 }
