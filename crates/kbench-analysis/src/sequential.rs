@@ -79,7 +79,17 @@ pub fn sequential_labels(
         )));
     }
     let (a, b) = (LabelData::load(store, base)?, LabelData::load(store, new)?);
-    for data in [&a, &b] {
+    sequential_of(store, &a, &b, options)
+}
+
+/// Looks at two labels already loaded; `store` gives this machine's calibration.
+pub fn sequential_of(
+    store: &Store,
+    a: &LabelData,
+    b: &LabelData,
+    options: SequentialOptions,
+) -> Result<SequentialReport, AnalysisError> {
+    for data in [a, b] {
         if data.sessions.is_empty() {
             return Err(AnalysisError::Usage(format!(
                 "no label {:?} in the database (kbench list shows the labels)",
@@ -88,10 +98,10 @@ pub fn sequential_labels(
         }
     }
     let calibration = match options.use_calibration {
-        true => same_machine_calibration(store, &a, &b)?,
+        true => same_machine_calibration(store, a, b)?,
         false => None,
     };
-    Ok(sequential_loaded(&a, &b, options, calibration.as_ref()))
+    Ok(sequential_loaded(a, b, options, calibration.as_ref()))
 }
 
 /// The newest calibration of the machine both labels ran on, if they ran on one.

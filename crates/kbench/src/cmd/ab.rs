@@ -179,17 +179,22 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             .map_err(session::store_error)?;
     }
     let hook_failed = result?;
-    let report = kbench_analysis::compare_labels_on(&store, &label_a, &label_b, options, &machines)
+    // Both labels read once, for the verdict and the sequential look.
+    let load = |label: &str| {
+        kbench_analysis::LabelData::load(&store, label).map_err(crate::analysis_error)
+    };
+    let (base, new) = (load(&label_a)?, load(&label_b)?);
+    let report = kbench_analysis::compare_loaded(&store, &base, &new, options, &machines)
         .map_err(crate::analysis_error)?;
     if args.format == kbench_report::compare::Format::Text {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
     if args.until_decided {
         // The decision, from the stored runs: what `compare --sequential` says later.
-        let mut sequential = kbench_analysis::sequential::sequential_labels(
+        let mut sequential = kbench_analysis::sequential::sequential_of(
             &store,
-            &label_a,
-            &label_b,
+            &base,
+            &new,
             crate::verdict::sequential_options(&options, args.max_runs as usize),
         )
         .map_err(crate::analysis_error)?;
