@@ -18,7 +18,7 @@ use crate::compare::{
 };
 use crate::descriptive::{describe, mean, sample_variance};
 use crate::sequential::{NoiseWanted, VarianceFrom, PRACTICAL_UNITS_PER_SIDE};
-use crate::special::{chi_square_quantile, t_quantile, t_sf};
+use crate::special::{sd_interval_95, t_quantile, t_sf};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::hash::Hash;
@@ -719,12 +719,8 @@ impl UnitsToSettle {
             crate::compare::runs_needed(sd, threshold, alpha).map(|n| n.max(units_now + 1))
         };
         let per_side = needed(unit_sd)?;
-        // s²·df/σ² is chi-square with df degrees of freedom: σ lies between these.
         let (sd_low, sd_high) = if df > 0.0 && df.is_finite() {
-            (
-                unit_sd * (df / chi_square_quantile(0.975, df)).sqrt(),
-                unit_sd * (df / chi_square_quantile(0.025, df)).sqrt(),
-            )
+            sd_interval_95(unit_sd, df)
         } else {
             (f64::NAN, f64::NAN)
         };

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::{threshold_rel, verdict_from_interval, Scale, Verdict};
 use crate::descriptive::mean;
-use crate::special::chi_square_quantile;
+use crate::special::sd_interval_95;
 
 /// Variance of the prior on the standardised shift (shift / unit SD) under the
 /// alternative. 1 keeps the interval finite from 5 units a side (3 with a calibration
@@ -295,8 +295,7 @@ fn more_estimate(
         units_for_half_width(sd, target, extra_df, alpha, now + 1).map(|n| n.saturating_sub(now))
     };
     // A 95 % interval for the unit variance with the estimate's own degrees of freedom.
-    let sd_low = sd * (iv.df / chi_square_quantile(0.975, iv.df)).sqrt();
-    let sd_high = sd * (iv.df / chi_square_quantile(0.025, iv.df)).sqrt();
+    let (sd_low, sd_high) = sd_interval_95(sd, iv.df);
     match more(sd) {
         Some(per_side) => MoreEstimate::About {
             per_side,
@@ -380,6 +379,7 @@ pub fn look(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::special::chi_square_quantile;
 
     fn design() -> SequentialDesign {
         SequentialDesign {

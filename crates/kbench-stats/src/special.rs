@@ -307,6 +307,15 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     t
 }
 
+/// The 95 % interval of a standard deviation estimated as `sd` with `df` degrees of
+/// freedom: s²·df/σ² is chi-square with df degrees of freedom.
+pub fn sd_interval_95(sd: f64, df: f64) -> (f64, f64) {
+    (
+        sd * (df / chi_square_quantile(0.975, df)).sqrt(),
+        sd * (df / chi_square_quantile(0.025, df)).sqrt(),
+    )
+}
+
 /// Quantile of the chi-square distribution with `df` degrees of freedom: the x with
 /// P(X ≤ x) = p, by bisection on P(df/2, x/2).
 pub fn chi_square_quantile(p: f64, df: f64) -> f64 {
