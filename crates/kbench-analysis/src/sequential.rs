@@ -5,7 +5,8 @@
 use crate::calibration::{self, Calibration, ComponentKey};
 use crate::group::{self, Key, Side};
 use crate::{AnalysisError, LabelData};
-use kbench_stats::sequential::{self, KnownNoise, Look, SequentialDesign};
+use kbench_record::sequential::{self as record, LookOutcome, LookRow, RecordedDesign};
+use kbench_stats::sequential::{self, Decision, KnownNoise, Look, SequentialDesign};
 use kbench_stats::{Level, Observation};
 use kbench_store::Store;
 use serde::Serialize;
@@ -49,6 +50,8 @@ pub struct SequentialReport {
     /// α for each row: the family's α split among the rows (Bonferroni).
     pub alpha_per_row: f64,
     pub rows: Vec<SequentialRow>,
+    /// The design recorded for these labels and its looks, when this look used it.
+    pub recorded: Option<RecordedDesign>,
 }
 
 impl SequentialReport {
@@ -64,6 +67,143 @@ impl SequentialReport {
             row.look.decision = sequential::Decision::Undecided;
         }
     }
+}
+
+impl SequentialOptions {
+    /// The options a recorded design fixed.
+    pub fn of_design(design: &record::SequentialDesign) -> SequentialOptions {
+        SequentialOptions {
+            alpha: design.alpha,
+            delta_pct: design.delta_pct,
+            max_units_per_side: design.max_units_per_side as usize,
+            use_calibration: design.use_calibration,
+        }
+    }
+}
+
+/// What a command asked of a design beyond the defaults: a recorded design must not
+/// be changed after its data were seen.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AskedDesign {
+    pub delta_pct: Option<f64>,
+    pub max_units_per_side: Option<usize>,
+    pub no_calibration: bool,
+}
+
+/// The options to look with: the recorded design's, when the labels have one, else
+/// `fresh`. Asking the recorded design for another δ, bound or calibration is refused:
+/// choosing them after seeing the data would not hold the error rate.
+pub fn options_for(
+    recorded: Option<&RecordedDesign>,
+    asked: AskedDesign,
+    fresh: SequentialOptions,
+) -> Result<SequentialOptions, AnalysisError> {
+    let Some(recorded) = recorded else {
+        return Ok(fresh);
+    };
+    let fixed = SequentialOptions::of_design(&recorded.design);
+    let mut changed = Vec::new();
+    if asked.delta_pct.is_some_and(|d| d != fixed.delta_pct) {
+        changed.push(format!("δ {}%", fixed.delta_pct));
+    }
+    if asked
+        .max_units_per_side
+        .is_some_and(|m| m != fixed.max_units_per_side)
+    {
+        changed.push(format!("at most {} a side", fixed.max_units_per_side));
+    }
+    if asked.no_calibration && fixed.use_calibration {
+        changed.push("with this machine's calibration".to_string());
+    }
+    match changed.is_empty() {
+        true => Ok(fixed),
+        false => Err(AnalysisError::Usage(format!(
+            "{} and {} were looked at under a recorded design ({}; `{}`): another design after seeing the data would not hold its error rate",
+            recorded.design.base_label,
+            recorded.design.new_label,
+            changed.join(", "),
+            recorded.design.command_line
+        ))),
+    }
+}
+
+/// The record of a design, before its first look.
+pub fn design_record(
+    labels: (&str, &str),
+    options: SequentialOptions,
+    by: record::DesignedBy,
+    command_line: &str,
+    max_time_s: Option<f64>,
+    created_unix_ns: u64,
+) -> record::SequentialDesign {
+    record::SequentialDesign {
+        base_label: labels.0.to_string(),
+        new_label: labels.1.to_string(),
+        by,
+        created_unix_ns,
+        kbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: command_line.to_string(),
+        alpha: options.alpha,
+        delta_pct: options.delta_pct,
+        max_units_per_side: options.max_units_per_side as u64,
+        max_time_s,
+        use_calibration: options.use_calibration,
+    }
+}
+
+/// The record of one look.
+pub fn look_record(
+    report: &SequentialReport,
+    index: u64,
+    at_unix_ns: u64,
+) -> record::SequentialLook {
+    record::SequentialLook {
+        index,
+        at_unix_ns,
+        rows: report
+            .rows
+            .iter()
+            .map(|r| look_row((&r.workload, &r.params, &r.variant, &r.metric), &r.look))
+            .collect(),
+    }
+}
+
+/// One metric's look, as recorded; the key is (workload, params, variant, metric).
+pub fn look_row(key: (&str, &str, &str, &str), look: &Look) -> LookRow {
+    LookRow {
+        workload: key.0.to_string(),
+        params: key.1.to_string(),
+        variant: key.2.to_string(),
+        metric: key.3.to_string(),
+        n_a: look.n_a as u64,
+        n_b: look.n_b as u64,
+        shift_pct: look.shift_pct,
+        interval_pct: look.interval_pct,
+        outcome: outcome_of(&look.decision),
+    }
+}
+
+fn outcome_of(decision: &Decision) -> LookOutcome {
+    match decision {
+        Decision::Continue { .. } => LookOutcome::Continue,
+        Decision::Regression => LookOutcome::Regression,
+        Decision::Improvement => LookOutcome::Improvement,
+        Decision::Changed => LookOutcome::Changed,
+        Decision::Equivalent => LookOutcome::Equivalent,
+        Decision::Undecided => LookOutcome::Undecided,
+    }
+}
+
+/// Whether `look` saw other units than the design's last recorded look: a look at
+/// the same units again adds nothing to the record.
+pub fn is_new_look(recorded: &RecordedDesign, look: &record::SequentialLook) -> bool {
+    let units = |l: &record::SequentialLook| -> Vec<(u64, u64)> {
+        l.rows.iter().map(|r| (r.n_a, r.n_b)).collect()
+    };
+    recorded
+        .looks
+        .last()
+        .is_none_or(|last| units(last) != units(look))
 }
 
 /// Reads both labels and looks at them (see [`sequential_loaded`]).
@@ -147,6 +287,7 @@ pub fn sequential_loaded(
         options,
         alpha_per_row: options.alpha / count.max(1) as f64,
         rows,
+        recorded: None,
     }
 }
 
@@ -277,6 +418,7 @@ mod tests {
             options,
             alpha_per_row: 0.025,
             rows: vec![row(&[0.0], &[0.1]), row(&spread, &doubled)],
+            recorded: None,
         };
         assert!(!report.decided());
         assert_eq!(

@@ -11,6 +11,7 @@
 //! - [`wakephases`]: the phases of each wake as the kernel traced them;
 //! - [`export`]: kbench's JSON export of a label's sessions ([`export::Export`]);
 //! - [`imported`]: what a reader of another tool's output hands the store ([`Imported`]);
+//! - [`sequential`]: a sequential comparison's design and its looks, as stored;
 //! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
 //!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
 pub mod events;
@@ -22,6 +23,7 @@ pub mod latency;
 pub mod metric;
 pub mod placement;
 pub mod record;
+pub mod sequential;
 pub mod stored;
 pub mod wakephases;
 

@@ -3,6 +3,7 @@
 use crate::compare::percent;
 use crate::compare::text::wrap;
 use kbench_analysis::sequential::{SequentialReport, SequentialRow};
+use kbench_record::sequential::RecordedDesign;
 use kbench_stats::sequential::{Decision, Look, MoreEstimate, NoiseAdvice, VarianceFrom};
 use kbench_stats::Level;
 
@@ -26,6 +27,9 @@ pub fn text(report: &SequentialReport) -> String {
         ),
         "",
     );
+    if let Some(recorded) = &report.recorded {
+        out.push_str(&wrap(&recorded_text(recorded), ""));
+    }
     out.push('\n');
     for row in &report.rows {
         out.push_str(&wrap(&format!("  {}", metric_text(row)), "    "));
@@ -37,6 +41,30 @@ pub fn text(report: &SequentialReport) -> String {
     out.push('\n');
     out.push_str(&wrap(&answer(report), "  "));
     out
+}
+
+/// `Design recorded by `kbench ab ...` at 2026-12-03 14:05 UTC; 7 looks, the last
+/// after 14 and 14 units: regression.`
+fn recorded_text(recorded: &RecordedDesign) -> String {
+    let d = &recorded.design;
+    let head = format!(
+        "Design recorded by `{}` at {} UTC",
+        d.command_line,
+        crate::compare::utc(d.created_unix_ns)
+    );
+    let Some(last) = recorded.looks.last() else {
+        return format!("{head}; no look recorded yet.");
+    };
+    let outcomes: Vec<&str> = last.rows.iter().map(|r| r.outcome.as_str()).collect();
+    let units = last.rows.first().map_or((0, 0), |r| (r.n_a, r.n_b));
+    format!(
+        "{head}; {} look{}, the last after {} and {} units: {}.",
+        recorded.looks.len(),
+        if recorded.looks.len() == 1 { "" } else { "s" },
+        units.0,
+        units.1,
+        outcomes.join(", ")
+    )
 }
 
 /// One metric at one look, for a progress line: `sched/pipe usecs_per_op: +35.2%

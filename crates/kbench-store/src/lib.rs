@@ -9,6 +9,7 @@ pub mod machine;
 pub mod postgres;
 pub mod push;
 pub mod schema;
+pub mod sequential;
 pub mod sqlite;
 pub mod store;
 

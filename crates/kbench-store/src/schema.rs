@@ -228,6 +228,41 @@ pub const MIGRATIONS: &[&str] = &[
     WHERE json_valid(environment) AND json_type(environment) = 'object';
     CREATE INDEX sessions_by_machine ON sessions(machine, label);
     "#,
+    // 7: a sequential comparison's design and its looks (kbench_record::sequential), so
+    // that a later compare of the two labels looks with the design they ran under.
+    r#"
+    CREATE TABLE sequential_designs (
+        id                 INTEGER PRIMARY KEY,
+        base_label         TEXT NOT NULL,
+        new_label          TEXT NOT NULL,
+        designed_by        TEXT NOT NULL,       -- ab | vm-ab | compare
+        created_unix_ns    INTEGER NOT NULL,
+        kbench_version     TEXT NOT NULL,
+        command_line       TEXT NOT NULL,
+        alpha              REAL NOT NULL,
+        delta_pct          REAL NOT NULL,
+        max_units_per_side INTEGER NOT NULL,
+        max_time_s         REAL,
+        use_calibration    INTEGER NOT NULL
+    );
+    CREATE INDEX sequential_designs_by_labels ON sequential_designs(base_label, new_label);
+    CREATE TABLE sequential_looks (
+        design_id       INTEGER NOT NULL REFERENCES sequential_designs(id) ON DELETE CASCADE,
+        look_index      INTEGER NOT NULL,
+        at_unix_ns      INTEGER NOT NULL,
+        workload        TEXT NOT NULL,
+        params          TEXT NOT NULL,
+        variant         TEXT NOT NULL,
+        metric          TEXT NOT NULL,
+        n_a             INTEGER NOT NULL,
+        n_b             INTEGER NOT NULL,
+        shift_pct       REAL,
+        low_pct         REAL,
+        high_pct        REAL,
+        outcome         TEXT NOT NULL           -- continue | regression | ... | undecided
+    );
+    CREATE INDEX sequential_looks_by_design ON sequential_looks(design_id, look_index);
+    "#,
 ];
 
 /// A PostgreSQL database starts at this version, with [`POSTGRES_BASELINE`]: no
@@ -330,7 +365,42 @@ pub const POSTGRES_BASELINE: &str = r#"
 
 /// Migrations of a PostgreSQL database past [`POSTGRES_BASELINE_VERSION`], in order;
 /// each has its SQLite twin at the same index past the baseline in [`MIGRATIONS`].
-pub const POSTGRES_MIGRATIONS: &[&str] = &[];
+pub const POSTGRES_MIGRATIONS: &[&str] = &[
+    // 7
+    r#"
+    CREATE TABLE sequential_designs (
+        id                 BIGSERIAL PRIMARY KEY,
+        base_label         TEXT NOT NULL,
+        new_label          TEXT NOT NULL,
+        designed_by        TEXT NOT NULL,
+        created_unix_ns    BIGINT NOT NULL,
+        kbench_version     TEXT NOT NULL,
+        command_line       TEXT NOT NULL,
+        alpha              DOUBLE PRECISION NOT NULL,
+        delta_pct          DOUBLE PRECISION NOT NULL,
+        max_units_per_side BIGINT NOT NULL,
+        max_time_s         DOUBLE PRECISION,
+        use_calibration    BIGINT NOT NULL
+    );
+    CREATE INDEX sequential_designs_by_labels ON sequential_designs(base_label, new_label);
+    CREATE TABLE sequential_looks (
+        design_id       BIGINT NOT NULL REFERENCES sequential_designs(id) ON DELETE CASCADE,
+        look_index      BIGINT NOT NULL,
+        at_unix_ns      BIGINT NOT NULL,
+        workload        TEXT NOT NULL,
+        params          TEXT NOT NULL,
+        variant         TEXT NOT NULL,
+        metric          TEXT NOT NULL,
+        n_a             BIGINT NOT NULL,
+        n_b             BIGINT NOT NULL,
+        shift_pct       DOUBLE PRECISION,
+        low_pct         DOUBLE PRECISION,
+        high_pct        DOUBLE PRECISION,
+        outcome         TEXT NOT NULL
+    );
+    CREATE INDEX sequential_looks_by_design ON sequential_looks(design_id, look_index);
+    "#,
+];
 
 /// The schema version this kbench writes.
 pub fn current_version() -> i64 {

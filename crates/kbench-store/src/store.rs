@@ -227,7 +227,7 @@ pub struct Store {
     queries: std::cell::Cell<u64>,
 }
 
-fn to_i64(v: u64) -> i64 {
+pub(crate) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
@@ -298,12 +298,12 @@ impl Store {
     }
 
     /// The database, for one statement.
-    fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
+    pub(crate) fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
         self.queries.set(self.queries.get() + 1);
         self.db.borrow_mut()
     }
 
-    fn in_transaction<T>(
+    pub(crate) fn in_transaction<T>(
         &mut self,
         work: impl FnOnce(&mut dyn Db) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {

@@ -70,6 +70,7 @@ on_both_backends!(
     four_writers_at_once_lose_nothing,
     machines_hold_their_labels,
     calibrations_read_back,
+    sequential_designs_read_back_newest_first_with_their_looks,
     a_reader_is_never_given_a_new_database,
     the_backend_is_the_one_named,
 );
@@ -524,6 +525,72 @@ fn calibrations_read_back(db: &TestDb) {
         store.calibration_components(id).unwrap(),
         calibration.components
     );
+}
+
+fn sequential_designs_read_back_newest_first_with_their_looks(db: &TestDb) {
+    use kbench_record::sequential::{
+        DesignedBy, LookOutcome, LookRow, SequentialDesign, SequentialLook,
+    };
+    let mut store = db.open();
+    assert_eq!(store.sequential_design("a", "b").unwrap(), None);
+    let design = |created_unix_ns, by| SequentialDesign {
+        base_label: "a".into(),
+        new_label: "b".into(),
+        by,
+        created_unix_ns,
+        kbench_version: "test".into(),
+        command_line: "kbench ab --until-decided".into(),
+        alpha: 0.05,
+        delta_pct: 1.5,
+        max_units_per_side: 40,
+        max_time_s: Some(3600.0),
+        use_calibration: true,
+    };
+    let row = |metric: &str, n, outcome, interval_pct| LookRow {
+        workload: "sched/pipe".into(),
+        params: "loops=1000".into(),
+        variant: "pingpong".into(),
+        metric: metric.into(),
+        n_a: n,
+        n_b: n,
+        shift_pct: Some(3.25),
+        interval_pct,
+        outcome,
+    };
+    store
+        .insert_sequential_design(&design(1, DesignedBy::Compare))
+        .unwrap();
+    let newer = design(2, DesignedBy::VmAb);
+    let id = store.insert_sequential_design(&newer).unwrap();
+    let looks = vec![
+        SequentialLook {
+            index: 1,
+            at_unix_ns: 10,
+            rows: vec![
+                row("total_sec", 2, LookOutcome::Continue, None),
+                row("usecs_per_op", 2, LookOutcome::Continue, None),
+            ],
+        },
+        SequentialLook {
+            index: 2,
+            at_unix_ns: 20,
+            rows: vec![
+                row("total_sec", 3, LookOutcome::Equivalent, Some((-0.5, 0.75))),
+                row("usecs_per_op", 3, LookOutcome::Regression, Some((2.0, 4.5))),
+            ],
+        },
+    ];
+    for look in &looks {
+        store.insert_sequential_look(id, look).unwrap();
+    }
+    let read = store
+        .sequential_design("a", "b")
+        .unwrap()
+        .expect("a design");
+    assert_eq!((read.id, &read.design, &read.looks), (id, &newer, &looks));
+    assert!(read.is_closed());
+    // The labels' order matters: B against A is another comparison.
+    assert_eq!(store.sequential_design("b", "a").unwrap(), None);
 }
 
 fn a_reader_is_never_given_a_new_database(db: &TestDb) {

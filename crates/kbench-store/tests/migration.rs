@@ -402,10 +402,12 @@ fn migration_6_gives_older_sessions_uuids_and_the_machine_machine_of_names() {
                 .unwrap();
         }
     }
-    // Back to version 5: the columns migration 6 adds, gone.
+    // Back to version 5: the columns migration 6 adds, and the tables of later ones,
+    // gone.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP INDEX sessions_by_uuid; DROP INDEX sessions_by_machine;
+        "DROP TABLE sequential_looks; DROP TABLE sequential_designs;
+         DROP INDEX sessions_by_uuid; DROP INDEX sessions_by_machine;
          ALTER TABLE sessions DROP COLUMN uuid; ALTER TABLE sessions DROP COLUMN machine;
          PRAGMA user_version = 5;",
     )

@@ -88,6 +88,26 @@ pub fn print_in(reports: &[CompareReport], format: Format, layout: Layout) -> an
     Ok(())
 }
 
+/// A sequential decision, when there is one, then the fixed-design report of the
+/// same units; in JSON the decision alone, as the verdict.
+pub fn print_decided(
+    sequential: Option<&kbench_analysis::sequential::SequentialReport>,
+    fixed: &CompareReport,
+    format: Format,
+    layout: Layout,
+) -> anyhow::Result<()> {
+    if let Some(decided) = sequential {
+        print_sequential(decided, format)?;
+        if format != Format::Text {
+            return Ok(());
+        }
+        crate::output::write_stdout(
+            b"\nBelow, the fixed-design comparison of the same units, for its diagnostics:\n\n",
+        )?;
+    }
+    print_in(std::slice::from_ref(fixed), format, layout)
+}
+
 /// The sequential design of a verdict's options: its α and δ (1% when not given),
 /// stopping undecided at `max_units_per_side`.
 pub fn sequential_options(

@@ -67,6 +67,47 @@ fn ab_until_decided_stops_early_for_a_real_difference() {
         ],
     );
     assert_eq!(only_row(&again)["look"], row["look"]);
+    // The design and every look are recorded with the labels: a plain compare later
+    // gives the sequential verdict the runs stopped on, not the fixed design's.
+    let later = json_on(
+        &temp.path,
+        &["compare", &labels[0], &labels[1], "--format", "json"],
+    );
+    assert_eq!(only_row(&later)["look"], row["look"]);
+    let recorded = &later["recorded"];
+    assert_eq!(recorded["design"]["by"], "ab", "{recorded}");
+    assert_eq!(recorded["design"]["max_units_per_side"], 30, "{recorded}");
+    let recorded_looks = recorded["looks"].as_array().expect("looks");
+    assert_eq!(
+        recorded_looks.len(),
+        looks.len(),
+        "one per look said: {recorded}"
+    );
+    let last_recorded = &recorded_looks.last().unwrap()["rows"][0];
+    assert_eq!(last_recorded["outcome"], "regression", "{recorded}");
+    assert_eq!(last_recorded["n_a"], n, "{recorded}");
+    let text = ok_on(&temp.path, &["compare", &labels[0], &labels[1]]);
+    assert!(
+        text.contains("Design recorded by `kbench ab --until-decided"),
+        "{text}"
+    );
+    assert!(text.contains("decided: regression"), "{text}");
+    // Another δ after seeing the data is refused; a format only the fixed design has
+    // says where the verdict is.
+    let other_delta = [
+        "compare",
+        &labels[0],
+        &labels[1],
+        "--sequential",
+        "--delta",
+        "5",
+    ];
+    one_line_error(&kbench_on(&temp.path, &other_delta), 2, &other_delta);
+    let markdown = ["compare", &labels[0], &labels[1], "--format", "markdown"];
+    let out = kbench_on(&temp.path, &markdown);
+    assert_success(&out, &markdown);
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(note.contains("--sequential` gives their verdict"), "{note}");
 }
 
 fn interval(row: &serde_json::Value) -> (f64, f64) {
@@ -160,6 +201,21 @@ fn compare_sequential_says_how_many_more_sessions_and_from_what() {
         "{more}"
     );
     assert_eq!(more["from"], "this_comparison", "{more}");
+    // The first look recorded the design; a look at the same units again added
+    // nothing, the look at new sessions did.
+    let recorded = &two["recorded"];
+    assert_eq!(recorded["design"]["by"], "compare", "{recorded}");
+    assert_eq!(recorded["design"]["max_units_per_side"], 20, "{recorded}");
+    let units: Vec<u64> = recorded["looks"]
+        .as_array()
+        .expect("looks")
+        .iter()
+        .map(|l| l["rows"][0]["n_a"].as_u64().unwrap())
+        .collect();
+    assert_eq!(units, [1, 2], "{recorded}");
+    // The design is fixed: another bound now is refused.
+    let other_bound = ["compare", "x", "y", "--sequential", "--max-units", "30"];
+    one_line_error(&kbench_on(db, &other_bound), 2, &other_bound);
 }
 
 #[test]

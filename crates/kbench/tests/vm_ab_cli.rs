@@ -905,4 +905,26 @@ fn until_decided_looks_after_every_pair_and_stops_at_its_bound() {
     );
     assert_eq!(row["look"]["decision"]["kind"], "undecided", "{row}");
     assert_eq!(sessions(&db).len(), 4);
+    // The design and both looks were recorded: compare of the two labels later looks
+    // with them and says what vm-ab said.
+    let later = common::json_on(
+        &db,
+        &[
+            "compare",
+            report["base"].as_str().unwrap(),
+            report["new"].as_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(later["rows"][0]["look"], row["look"], "{later}");
+    let recorded = &later["recorded"];
+    assert_eq!(recorded["design"]["by"], "vm-ab", "{recorded}");
+    let outcomes: Vec<&str> = recorded["looks"]
+        .as_array()
+        .expect("looks")
+        .iter()
+        .map(|l| l["rows"][0]["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["continue", "undecided"], "{recorded}");
 }

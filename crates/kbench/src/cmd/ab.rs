@@ -6,6 +6,7 @@
 use crate::args::{resolve_optional_cpus, run_timeout, runner_error, FigureArgs, HookArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs, StoreSink};
+use kbench_record::sequential::{DesignedBy, SequentialLook};
 use kbench_runner::{
     ArmOutcome, CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order,
     PrimaryUnits, RunSink, SequentialRule, StopPolicy, StopRule, WorkloadExecutor, WorkloadSpec,
@@ -168,11 +169,26 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         session::begin_session(&mut store, &sessions[1])?,
     ];
     let labels = [label_a.as_str(), label_b.as_str()];
+    let mut said_looks = match args.until_decided {
+        true => Some(SaidLooks::new(sequential_rule(&args)?)),
+        false => None,
+    };
+    let design = match &said_looks {
+        Some(_) => Some(record_design(&mut store, &args, labels)?),
+        None => None,
+    };
     let mut sink = AbSink {
         store: StoreSink::per_arm(&mut store, session_ids.clone()),
         pair: [args.a.clone(), args.b.clone()],
     };
-    let result = interleave(&args, &sides, cpus.as_deref(), timeout, labels, &mut sink);
+    let result = interleave(
+        &args,
+        &sides,
+        (cpus.as_deref(), timeout),
+        labels,
+        &mut sink,
+        said_looks.as_mut(),
+    );
     for id in session_ids {
         store
             .end_session(id, session::unix_now_ns())
@@ -189,6 +205,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     if args.format == kbench_report::compare::Format::Text {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
+    let mut looked = None;
     if args.until_decided {
         // The decision, from the stored runs: what `compare --sequential` says later.
         let mut sequential = kbench_analysis::sequential::sequential_of(
@@ -200,19 +217,17 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         .map_err(crate::analysis_error)?;
         // The runs have stopped: what is still open (the time bound) is undecided.
         sequential.close_undecided();
-        crate::verdict::print_sequential(&sequential, args.format)?;
-        if args.format != kbench_report::compare::Format::Text {
-            let failed_side = report.base.runs == 0 || report.new.runs == 0;
-            return Ok(i32::from(failed_side || hook_failed));
+        if let (Some(id), Some(said)) = (design, &said_looks) {
+            record_looks(&mut store, id, &said.1, &sequential)?;
         }
-        outln!("\nBelow, the fixed-design comparison of the same runs, for its diagnostics:\n");
+        looked = Some(sequential);
     }
     let layout = if args.full {
         kbench_report::compare::Layout::Full
     } else {
         kbench_report::compare::Layout::Compact
     };
-    crate::verdict::print_in(std::slice::from_ref(&report), args.format, layout)?;
+    crate::verdict::print_decided(looked.as_ref(), &report, args.format, layout)?;
     // A side that produced nothing is a failed A/B, whatever was printed.
     let failed_side = report.base.runs == 0 || report.new.runs == 0;
     Ok(i32::from(failed_side || hook_failed))
@@ -245,10 +260,10 @@ fn as_ab_run(mut run: StoredRun, side: usize, pair: &[String; 2]) -> StoredRun {
 fn interleave(
     args: &AbArgs,
     sides: &[Side; 2],
-    cpus: Option<&[u32]>,
-    timeout: Duration,
+    (cpus, timeout): (Option<&[u32]>, Duration),
     labels: [&str; 2],
     sink: &mut AbSink<'_>,
+    said_looks: Option<&mut SaidLooks>,
 ) -> anyhow::Result<bool> {
     let mut executors = [(0, &args.a), (1, &args.b)].map(|(side, command)| {
         let reader = FigureReader::new(&args.figures.options(), command);
@@ -259,12 +274,9 @@ fn interleave(
         .map(|e| e.as_mut() as &mut dyn Executor)
         .collect();
     let mut fixed = StopPolicy::Attempts(args.runs);
-    let mut sequential;
-    let stop: &mut dyn StopRule = if args.until_decided {
-        sequential = SaidLooks(sequential_rule(args)?);
-        &mut sequential
-    } else {
-        &mut fixed
+    let stop: &mut dyn StopRule = match said_looks {
+        Some(said) => said,
+        None => &mut fixed,
     };
     let schedule = kbench_runner::Schedule {
         order: Order::Abba,
@@ -297,12 +309,97 @@ fn sequential_rule(args: &AbArgs) -> anyhow::Result<SequentialRule> {
     ))
 }
 
-/// The sequential rule, each of its looks said on stderr, as vm-ab says its own.
-struct SaidLooks(SequentialRule);
+/// Records the design before the first run, so that a later `compare` of the labels
+/// looks with it; its id.
+fn record_design(
+    store: &mut kbench_store::Store,
+    args: &AbArgs,
+    labels: [&str; 2],
+) -> anyhow::Result<i64> {
+    let options = args.verdict.options()?;
+    let design = kbench_analysis::sequential::design_record(
+        (labels[0], labels[1]),
+        crate::verdict::sequential_options(&options, args.max_runs as usize),
+        DesignedBy::Ab,
+        &session::command_line(),
+        Some(args.max_time),
+        session::unix_now_ns(),
+    );
+    store
+        .insert_sequential_design(&design)
+        .map_err(session::store_error)
+}
+
+/// Records the rule's looks during the runs and, as the last, the decision read from
+/// the stored runs (the same units, with what was open at the time bound closed).
+fn record_looks(
+    store: &mut kbench_store::Store,
+    design: i64,
+    looks: &[RunnerLook],
+    last: &kbench_analysis::sequential::SequentialReport,
+) -> anyhow::Result<()> {
+    let key_of = |metric: &str| {
+        let row = last.rows.iter().find(|r| r.metric == metric);
+        row.map_or(("ab", "", "ab"), |r| {
+            (r.workload.as_str(), r.params.as_str(), r.variant.as_str())
+        })
+    };
+    // A look before both sides had a measured run saw nothing.
+    let seen: Vec<&RunnerLook> = looks.iter().filter(|l| !l.metrics.is_empty()).collect();
+    let earlier = seen.split_last().map_or(&[][..], |(_, earlier)| earlier);
+    let records = earlier.iter().enumerate().map(|(i, look)| SequentialLook {
+        index: i as u64 + 1,
+        at_unix_ns: look.at_unix_ns,
+        rows: look
+            .metrics
+            .iter()
+            .map(|(metric, l)| {
+                let (workload, params, variant) = key_of(metric);
+                kbench_analysis::sequential::look_row((workload, params, variant, metric), l)
+            })
+            .collect(),
+    });
+    let closing = kbench_analysis::sequential::look_record(
+        last,
+        earlier.len() as u64 + 1,
+        session::unix_now_ns(),
+    );
+    for look in records.chain([closing]) {
+        store
+            .insert_sequential_look(design, &look)
+            .map_err(session::store_error)?;
+    }
+    Ok(())
+}
+
+/// One look of the rule during the runs: each primary metric's interval.
+struct RunnerLook {
+    at_unix_ns: u64,
+    metrics: Vec<(String, kbench_stats::sequential::Look)>,
+}
+
+/// The sequential rule, each of its looks said on stderr, as vm-ab says its own, and
+/// kept for the record.
+struct SaidLooks(SequentialRule, Vec<RunnerLook>);
+
+impl SaidLooks {
+    fn new(rule: SequentialRule) -> SaidLooks {
+        SaidLooks(rule, Vec::new())
+    }
+}
 
 impl StopRule for SaidLooks {
     fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> kbench_runner::Decision {
         let decision = self.0.decide(arms, elapsed);
+        self.1.push(RunnerLook {
+            at_unix_ns: session::unix_now_ns(),
+            metrics: self
+                .0
+                .states()
+                .iter()
+                .map(|s| (s.metric.clone(), s.look.clone()))
+                .collect(),
+        });
         let runs = arms
             .iter()
             .map(|a| a.primary_values().len())

@@ -1,8 +1,10 @@
 //! `kbench compare BASE NEW [NEW...]`: the verdict of each NEW against BASE.
 use crate::error::usage;
-use crate::session::DbArgs;
+use crate::session::{self, DbArgs};
 use crate::verdict::{self, MachineArgs, VerdictArgs};
+use kbench_analysis::sequential::{self, AskedDesign, SequentialOptions};
 use kbench_analysis::FailOn;
+use kbench_record::sequential::{DesignedBy, RecordedDesign};
 use kbench_report::compare::{Format, Layout};
 
 #[derive(Debug, clap::Args)]
@@ -32,21 +34,29 @@ pub struct CompareArgs {
     pub saving: Vec<String>,
     /// Look at the two labels with the sequential rule, whose interval holds at every
     /// look: for adding a session or boot at a time and asking again. It answers
-    /// "decided: ..." or "continue: about N more a side".
+    /// "decided: ..." or "continue: about N more a side". The first look records the
+    /// design (δ, the bound) with the labels and every look is recorded under it; a
+    /// design recorded by `ab` or `vm-ab --until-decided` is used as it was.
     #[arg(long, conflicts_with_all = ["full", "fail_on", "saving", "machine", "across_machines"])]
     pub sequential: bool,
     /// With --sequential: the units (sessions or boots) a side at which it stops
-    /// undecided.
-    #[arg(long, value_name = "N", default_value_t = 20, requires = "sequential", value_parser = clap::value_parser!(u32).range(2..=10_000))]
-    pub max_units: u32,
+    /// undecided [default: 20, or the recorded design's].
+    #[arg(long, value_name = "N", requires = "sequential", value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub max_units: Option<u32>,
     #[command(flatten)]
     pub db: DbArgs,
 }
+
+/// The bound of a design `compare --sequential` records, in sessions or boots a side.
+const DEFAULT_MAX_UNITS: u32 = 20;
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
     if args.sequential {
         return sequential(&args, &options);
+    }
+    if let Some(code) = decided_sequentially(&args, &options)? {
+        return Ok(code);
     }
     let savings = verdict::parse_savings(&args.saving)?;
     if !savings.is_empty() && !matches!(args.format, Format::Text | Format::Markdown) {
@@ -96,19 +106,125 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
 }
 
 /// `--sequential`: one NEW against BASE, every primary metric's decision or how many
-/// more units it needs.
+/// more units it needs, looked at with the recorded design (recorded now if there is
+/// none yet), and the look recorded under it.
 fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> anyhow::Result<i32> {
     let [new] = args.new.as_slice() else {
         return usage("--sequential compares one NEW label with BASE");
     };
-    let store = args.db.open_existing()?;
-    let report = kbench_analysis::sequential::sequential_labels(
-        &store,
-        &args.base,
-        new,
-        verdict::sequential_options(options, args.max_units as usize),
-    )
-    .map_err(crate::analysis_error)?;
+    let mut store = args.db.open_existing()?;
+    let recorded = store
+        .sequential_design(&args.base, new)
+        .map_err(session::store_error)?;
+    let asked = AskedDesign {
+        delta_pct: args.verdict.delta,
+        max_units_per_side: args.max_units.map(|m| m as usize),
+        no_calibration: args.verdict.no_calibration,
+    };
+    let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
+    let fresh = verdict::sequential_options(options, max_units);
+    let design =
+        sequential::options_for(recorded.as_ref(), asked, fresh).map_err(crate::analysis_error)?;
+    let mut report = sequential::sequential_labels(&store, &args.base, new, design)
+        .map_err(crate::analysis_error)?;
+    report.recorded = Some(record_look(&mut store, recorded, &report)?);
     verdict::print_sequential(&report, args.format)?;
     Ok(0)
+}
+
+/// Records this look under the labels' design (recording the design first if they
+/// have none); the design with its looks. A closed design, or a look at the same
+/// units as its last, adds nothing.
+fn record_look(
+    store: &mut kbench_store::Store,
+    recorded: Option<RecordedDesign>,
+    report: &sequential::SequentialReport,
+) -> anyhow::Result<RecordedDesign> {
+    let mut recorded = match recorded {
+        Some(recorded) => recorded,
+        None => {
+            let design = sequential::design_record(
+                (&report.base, &report.new),
+                report.options,
+                DesignedBy::Compare,
+                &session::command_line(),
+                None,
+                session::unix_now_ns(),
+            );
+            let id = store
+                .insert_sequential_design(&design)
+                .map_err(session::store_error)?;
+            RecordedDesign {
+                id,
+                design,
+                looks: Vec::new(),
+            }
+        }
+    };
+    let look = sequential::look_record(
+        report,
+        recorded.looks.len() as u64 + 1,
+        session::unix_now_ns(),
+    );
+    if !recorded.is_closed() && sequential::is_new_look(&recorded, &look) {
+        store
+            .insert_sequential_look(recorded.id, &look)
+            .map_err(session::store_error)?;
+        recorded.looks.push(look);
+    }
+    Ok(recorded)
+}
+
+/// BASE and one NEW looked at under a recorded sequential design (`ab` or `vm-ab
+/// --until-decided`, `compare --sequential`): their verdict is the sequential rule's,
+/// as it was when they ran, and the fixed design's report follows for its diagnostics.
+/// `None` when there is no such design, or the options ask for what only the fixed
+/// design gives (then a line on stderr says so).
+fn decided_sequentially(
+    args: &CompareArgs,
+    options: &kbench_analysis::ReportOptions,
+) -> anyhow::Result<Option<i32>> {
+    let [new] = args.new.as_slice() else {
+        return Ok(None);
+    };
+    let store = args.db.open_existing()?;
+    let Some(recorded) = store
+        .sequential_design(&args.base, new)
+        .map_err(session::store_error)?
+    else {
+        return Ok(None);
+    };
+    let fixed_only = args.full
+        || args.fail_on.is_some()
+        || !args.saving.is_empty()
+        || args.machines.machine.is_some()
+        || args.machines.across_machines
+        || !matches!(args.format, Format::Text | Format::Json);
+    if fixed_only {
+        errln!(
+            "kbench: {} and {new} were looked at sequentially (`{}`): `kbench compare {} {new} --sequential` gives their verdict; below, the fixed design's, which does not hold its error rate after stopping on the data",
+            args.base,
+            recorded.design.command_line,
+            args.base
+        );
+        return Ok(None);
+    }
+    let design = SequentialOptions::of_design(&recorded.design);
+    let (base_data, new_data) = (
+        kbench_analysis::LabelData::load(&store, &args.base).map_err(crate::analysis_error)?,
+        kbench_analysis::LabelData::load(&store, new).map_err(crate::analysis_error)?,
+    );
+    let mut look = sequential::sequential_of(&store, &base_data, &new_data, design)
+        .map_err(crate::analysis_error)?;
+    look.recorded = Some(recorded);
+    let fixed = kbench_analysis::compare_loaded(
+        &store,
+        &base_data,
+        &new_data,
+        *options,
+        &args.machines.choice(),
+    )
+    .map_err(crate::analysis_error)?;
+    verdict::print_decided(Some(&look), &fixed, args.format, Layout::Compact)?;
+    Ok(Some(0))
 }

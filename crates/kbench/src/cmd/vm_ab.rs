@@ -198,6 +198,10 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let sequential = args
         .until_decided
         .then(|| crate::verdict::sequential_options(&options, args.max_boots as usize));
+    let design_id = match sequential {
+        Some(design) => Some(record_design(&mut store, &sides, design, &args)?),
+        None => None,
+    };
     let started = Instant::now();
     let mut looked = None;
     for (boot, s) in qemu::order(boots_a_side) {
@@ -269,6 +273,16 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             look.close_undecided();
         }
         say_look(&look, boot.div_ceil(2));
+        if let Some(id) = design_id {
+            let record = kbench_analysis::sequential::look_record(
+                &look,
+                u64::from(boot.div_ceil(2)),
+                session::unix_now_ns(),
+            );
+            store
+                .insert_sequential_look(id, &record)
+                .map_err(session::store_error)?;
+        }
         let stop = look.decided() || out_of_time;
         looked = Some(look);
         if stop {
@@ -280,19 +294,34 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     if args.format == kbench_report::compare::Format::Text && accel == "tcg" {
         outln!("{TCG_NOTICE}\n");
     }
-    if let Some(look) = &looked {
-        crate::verdict::print_sequential(look, args.format)?;
-        if args.format != kbench_report::compare::Format::Text {
-            return Ok(i32::from(failed > 0));
-        }
-        outln!("\nBelow, the fixed-design comparison of the same boots, for its diagnostics:\n");
-    }
-    crate::verdict::print_in(
-        std::slice::from_ref(&report),
+    crate::verdict::print_decided(
+        looked.as_ref(),
+        &report,
         args.format,
         kbench_report::compare::Layout::Compact,
     )?;
     Ok(i32::from(failed > 0))
+}
+
+/// Records the design before the first boot, so that a later `compare` of the two
+/// labels looks with it; its id.
+fn record_design(
+    store: &mut kbench_store::Store,
+    sides: &[Side; 2],
+    options: kbench_analysis::sequential::SequentialOptions,
+    args: &VmAbArgs,
+) -> anyhow::Result<i64> {
+    let design = kbench_analysis::sequential::design_record(
+        (&sides[0].label, &sides[1].label),
+        options,
+        kbench_record::sequential::DesignedBy::VmAb,
+        &session::command_line(),
+        Some(args.max_time as f64),
+        session::unix_now_ns(),
+    );
+    store
+        .insert_sequential_design(&design)
+        .map_err(session::store_error)
 }
 
 /// One line per primary metric after a look: its interval against ±δ so far.
