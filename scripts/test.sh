@@ -7,8 +7,21 @@
 # run in the background while the second go on. Tests that measure the machine (the
 # nextest group `timing`) run first and alone; then everything else, the boots under
 # TCG, PostgreSQL and the fuzz replay beside each other (.config/nextest.toml).
+#
+# `scripts/test.sh --slow` runs, after all of that, the slow tier too: the tests
+# marked #[ignore] because they take longer than CI's budget (vm-ab deciding pti=on
+# and an A/A by boots at 20 boots a side, 3 to 15 minutes under TCG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+slow=""
+case ${1:-} in
+--slow) slow=1 ;;
+"") ;;
+*)
+    echo "usage: scripts/test.sh [--slow]" >&2
+    exit 2
+    ;;
+esac
 
 # linux-perf: the reference for parity tests; strace: proves "nothing forked";
 # util-linux: taskset for pinning; man-db: renders `kbench manpage`; rt-tests: real
@@ -175,6 +188,9 @@ if [[ ${runner[1]} == nextest ]]; then
     step "tests: timing group, alone" nextest -E 'group(timing)' || failed=1
     # Everything else, the slow groups that measure nothing beside each other.
     step "tests: the rest, side by side" nextest -E 'not group(timing)' || failed=1
+    if [[ -n $slow ]]; then
+        step "tests: the slow tier, alone" nextest --run-ignored only -j 1 || failed=1
+    fi
     print_timings
     # nextest's summaries: "N tests run: P passed[ (S slow)], F failed, ...". Its
     # "skipped" counts the other run's tests, which this run filtered out.

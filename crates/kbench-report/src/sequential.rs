@@ -43,13 +43,13 @@ pub fn text(report: &SequentialReport) -> String {
     out
 }
 
-/// `Design recorded by `kbench ab ...` at 2026-12-03 14:05 UTC; 7 looks, the last
-/// after 14 and 14 units: regression.`
+/// `Design recorded by kbench ab at 2026-12-03 14:05:00 UTC; 7 looks, the last after
+/// 14 and 14 units: regression.` (its command line is in the JSON).
 fn recorded_text(recorded: &RecordedDesign) -> String {
     let d = &recorded.design;
     let head = format!(
-        "Design recorded by `{}` at {} UTC",
-        d.command_line,
+        "Design recorded by kbench {} at {} UTC",
+        d.by.as_str(),
         crate::compare::utc(d.created_unix_ns)
     );
     let Some(last) = recorded.looks.last() else {

@@ -928,3 +928,73 @@ fn until_decided_looks_after_every_pair_and_stops_at_its_bound() {
         .collect();
     assert_eq!(outcomes, ["continue", "undecided"], "{recorded}");
 }
+
+/// vm-ab --until-decided at full size, on the same Debian 6.12 cloud kernel: `pti=on`
+/// on B (every syscall and interrupt switches page tables) must come out a regression
+/// of pipe or seccomp-notify before the bound of 20 boots a side, and the A/A by boots
+/// (no word on either side) must claim nothing. A boot that died of the emulator's
+/// `int3` fault only costs its pair a unit. Outside CI's 15 minutes: 14-50 boots
+/// under TCG, 3 to 15 minutes (`scripts/test.sh --slow`).
+#[test]
+#[ignore = "the slow tier: scripts/test.sh --slow"]
+fn pti_on_is_decided_a_regression_before_the_bound_and_an_aa_by_boots_claims_nothing() {
+    let Some((_, k)) = kernels() else { return };
+    let k = k.to_str().unwrap();
+    let decide = |words: &[&str]| -> serde_json::Value {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("k.db");
+        let mut args = vec![
+            "vm-ab",
+            "--kernel-a",
+            k,
+            "--kernel-b",
+            k,
+            "--until-decided",
+            "--max-boots",
+            "20",
+            "--suite",
+            "pipe:-l 2000 --placement same-cpu",
+            "--suite",
+            "seccomp-notify:-l 2000 --placement same-cpu",
+            "--runs",
+            "5",
+            "--accel",
+            "tcg",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(words);
+        let out = kbench_booting(&args, &db);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let emulator_fault = out.status.code() == Some(1) && stderr.contains("Oops: int3");
+        assert!(out.status.success() || emulator_fault, "{stderr}");
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let decisions = |report: &serde_json::Value| -> Vec<(String, String, u64)> {
+        report["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                (
+                    r["workload"].as_str().unwrap().to_string(),
+                    r["look"]["decision"]["kind"].as_str().unwrap().to_string(),
+                    r["look"]["n_a"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let pti = decisions(&decide(&["--kernel-arg-b", "pti=on"]));
+    assert_eq!(pti.len(), 2, "{pti:?}");
+    assert!(
+        pti.iter().any(|(_, d, n)| d == "regression" && *n < 20),
+        "a regression before the bound: {pti:?}"
+    );
+    assert!(pti.iter().all(|(_, d, _)| d != "improvement"), "{pti:?}");
+    let aa = decisions(&decide(&[]));
+    assert!(
+        aa.iter()
+            .all(|(_, d, _)| matches!(d.as_str(), "equivalent" | "undecided")),
+        "an A/A claims nothing: {aa:?}"
+    );
+}
