@@ -794,9 +794,12 @@ fn class_runs(side: &Side) -> Vec<ClassRuns> {
         .into_iter()
         .map(|class| {
             let members: Vec<usize> = (0..side.classes.len())
-                .filter(|&i| side.classes[i] == class)
+                .filter(|&i| *side.classes[i] == *class)
                 .collect();
-            let mut cpus: Vec<u32> = members.iter().flat_map(|&i| side.cpus[i].clone()).collect();
+            let mut cpus: Vec<u32> = members
+                .iter()
+                .flat_map(|&i| side.cpus[i].iter().copied())
+                .collect();
             cpus.sort_unstable();
             cpus.dedup();
             ClassRuns {

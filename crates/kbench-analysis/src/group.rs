@@ -4,6 +4,7 @@ use kbench_record::PlacementKind;
 use kbench_stats::{Observation, RunHistogram};
 use kbench_store::{RunRow, SessionRow};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What identifies comparable runs: never pooled across different keys.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,9 +28,9 @@ pub struct Side {
     pub observations: Vec<Observation>,
     /// Per observation: the CPU classes its run used (`A53+A72` when mixed), or empty
     /// when unknown (an imported run, a session without a topology).
-    pub classes: Vec<String>,
+    pub classes: Vec<Arc<str>>,
     /// Per observation: the CPUs its run used.
-    pub cpus: Vec<Vec<u32>>,
+    pub cpus: Vec<Arc<[u32]>>,
     /// Per observation: where its run's two tasks mostly ran
     /// ([`kbench_record::ObservedPlacement::effective`]), `None` for other workloads.
     pub placements: Vec<Option<PlacementKind>>,
@@ -50,13 +51,16 @@ impl Side {
             cpus: kept.iter().map(|&i| self.cpus[i].clone()).collect(),
             placements: kept.iter().map(|&i| self.placements[i]).collect(),
             starts_unix_ns: kept.iter().map(|&i| self.starts_unix_ns[i]).collect(),
-            ..self.clone()
+            // Not `..self.clone()`: that copies every observation to keep three fields.
+            unit: self.unit.clone(),
+            higher_is_better: self.higher_is_better,
+            primary: self.primary,
         }
     }
 
     /// The observations whose run used exactly the class set `class`.
     pub fn only(&self, class: &str) -> Side {
-        self.select(|i| self.classes[i] == class)
+        self.select(|i| &*self.classes[i] == class)
     }
 
     /// The observations whose run mostly ran with placement `kind`.
@@ -66,7 +70,12 @@ impl Side {
 
     /// Distinct class sets, in order of first appearance.
     pub fn class_sets(&self) -> Vec<String> {
-        distinct(self.classes.iter().filter(|c| !c.is_empty()).cloned())
+        distinct(
+            self.classes
+                .iter()
+                .filter(|c| !c.is_empty())
+                .map(|c| c.to_string()),
+        )
     }
 
     /// Distinct placements, in order of first appearance.
@@ -159,7 +168,7 @@ fn session_classes(sessions: &[SessionRow]) -> BTreeMap<i64, Vec<kbench_sys::Cpu
 fn run_class(
     run: &RunRow,
     classes: &BTreeMap<i64, Vec<kbench_sys::CpuClass>>,
-) -> (String, Vec<u32>) {
+) -> (Arc<str>, Arc<[u32]>) {
     let cpus = run
         .run
         .cpus_used
@@ -167,14 +176,14 @@ fn run_class(
         .and_then(|c| kbench_sys::parse_cpulist(c).ok())
         .unwrap_or_default();
     let Some(session_classes) = classes.get(&run.session_id) else {
-        return (String::new(), cpus);
+        return ("".into(), cpus.into());
     };
     let names: Vec<&str> = session_classes
         .iter()
         .filter(|c| c.cpus.iter().any(|cpu| cpus.contains(cpu)))
         .map(|c| c.name.as_str())
         .collect();
-    (names.join("+"), cpus)
+    (names.join("+").into(), cpus.into())
 }
 
 /// The next position (0, 1, ...) of a run of `key` in its side's run order.
@@ -192,13 +201,19 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     // are made once each, not once a value.
     let mut groups: BTreeMap<RunKey, BTreeMap<String, Side>> = BTreeMap::new();
     let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
+    // The boot and replication session of each stored session, made once and shared
+    // by all its runs' observations.
+    let mut units: BTreeMap<i64, (Arc<str>, Arc<str>)> = BTreeMap::new();
     let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
     for run in runs.iter().filter(|r| r.is_measured()) {
         let (class, cpus) = run_class(run, &classes);
-        let placement = run.run.placement().map(|p| p.effective());
+        let placement = run.placement.map(|p| p.effective());
         let key = run_key(run);
         let index = next_position(&mut position, &key);
-        let (boot, session) = (boot_of(run), replication_session(run, &by_id));
+        let (boot, session) = units
+            .entry(run.session_id)
+            .or_insert_with(|| (boot_of(run).into(), replication_session(run, &by_id).into()))
+            .clone();
         if !groups.contains_key(&key) {
             groups.insert(key.clone(), BTreeMap::new());
         }

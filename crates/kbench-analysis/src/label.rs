@@ -19,7 +19,7 @@ impl LabelData {
     pub fn load(store: &Store, label: &str) -> Result<LabelData, AnalysisError> {
         Ok(LabelData {
             label: label.to_string(),
-            runs: store.runs(label)?,
+            runs: store.runs_for_analysis(label)?,
             sessions: store.sessions(label)?,
             summaries: store.summaries(label)?,
         })

@@ -7,7 +7,7 @@ use kbench_record::PlacementKind;
 
 /// When `values` are bimodal and the groups named by `labels` (one per value; empty:
 /// unknown) are two or more and do not overlap, the groups' medians, lowest first.
-pub fn modes_are_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String, f64)>> {
+pub fn modes_are_groups(values: &[f64], labels: &[impl AsRef<str>]) -> Option<Vec<(String, f64)>> {
     if values.len() < 5 || !kbench_stats::bimodality(values).bimodal {
         return None;
     }
@@ -16,9 +16,10 @@ pub fn modes_are_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String
 
 /// When the groups named by `labels` are two or more, each of at least two values,
 /// and their ranges do not overlap, the groups' medians, lowest first.
-pub fn separated_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String, f64)>> {
-    let names = distinct(labels.iter().filter(|l| !l.is_empty()));
-    let size = |name: &String| labels.iter().filter(|l| *l == name).count();
+pub fn separated_groups(values: &[f64], labels: &[impl AsRef<str>]) -> Option<Vec<(String, f64)>> {
+    let labels: Vec<&str> = labels.iter().map(AsRef::as_ref).collect();
+    let names = distinct(labels.iter().copied().filter(|l| !l.is_empty()));
+    let size = |name: &str| labels.iter().filter(|l| **l == name).count();
     if names.len() < 2 || names.iter().any(|n| size(n) < 2) {
         return None;
     }
@@ -26,7 +27,7 @@ pub fn separated_groups(values: &[f64], labels: &[String]) -> Option<Vec<(String
         .iter()
         .map(|name| {
             let v: Vec<f64> = (0..values.len())
-                .filter(|&i| &labels[i] == *name)
+                .filter(|&i| labels[i] == *name)
                 .map(|i| values[i])
                 .collect();
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);

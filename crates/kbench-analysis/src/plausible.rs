@@ -8,7 +8,7 @@
 //! are measured, the saving is the user's.
 use crate::group::{self, RunKey};
 use crate::model::CompareReport;
-use kbench_record::Role;
+use kbench_record::{Role, WorkloadId};
 use kbench_stats::Verdict;
 use kbench_store::{RunRow, Store};
 use serde::{Deserialize, Serialize};
@@ -75,7 +75,7 @@ impl Event {
     /// The count per op a workload has by definition, whatever its runs recorded: a
     /// wakeup run's op is one wake.
     fn per_op_by_definition(self, workload: &str) -> Option<f64> {
-        (self == Event::Wake && workload == "sched/wakeup").then_some(1.0)
+        (self == Event::Wake && WorkloadId::of(workload) == Some(WorkloadId::Wakeup)).then_some(1.0)
     }
 }
 
@@ -363,20 +363,21 @@ fn measured_costs(workloads: &[(RunKey, Vec<&RunRow>)]) -> Vec<(Event, MeasuredC
     };
     let mut costs = Vec::new();
     for (key, runs) in workloads {
-        match key.workload.as_str() {
-            "ipi/ipi" => {
+        let same_cpu = key.params.contains("placement=same-cpu");
+        match WorkloadId::of(&key.workload) {
+            Some(WorkloadId::Ipi) => {
                 if let Some(ns) = metric_median(runs, "ipi_round_trip_p50_ns") {
                     for event in [Event::Ipi, Event::IpiCall] {
                         costs.push((event, cost(ns, "ipi/ipi round trip p50", false)));
                     }
                 }
             }
-            "sched/wakeup" => {
+            Some(WorkloadId::Wakeup) => {
                 if let Some(ns) = metric_median(runs, "wake_latency_p50_ns") {
                     costs.push((Event::Wake, cost(ns, "sched/wakeup latency p50", false)));
                 }
             }
-            "sched/pipe" if key.params.contains("placement=same-cpu") => {
+            Some(WorkloadId::Pipe) if same_cpu => {
                 let per_op =
                     metric_median(runs, "usecs_per_op").zip(metric_median(runs, "csw_per_op"));
                 if let Some((usecs, csw)) = per_op.filter(|(_, csw)| *csw > 0.0) {

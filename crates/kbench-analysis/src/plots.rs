@@ -219,11 +219,11 @@ fn side_points(name: SideName, key: &Key, side: &Side, row: &CompareRow) -> Vec<
             run: i as u32 + 1,
             start_unix_ns: group.starts_unix_ns[i],
             value: o.value,
-            cpus: group.cpus[i].clone(),
-            cpu_class: group.classes[i].clone(),
+            cpus: group.cpus[i].to_vec(),
+            cpu_class: group.classes[i].to_string(),
             placement: group.placements[i],
-            session: o.session.clone(),
-            boot: o.boot.clone(),
+            session: o.session.to_string(),
+            boot: o.boot.to_string(),
             outlier: outliers.contains(&(i + 1)),
         })
         .collect()

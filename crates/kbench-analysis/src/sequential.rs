@@ -357,7 +357,7 @@ pub fn log_unit_means(observations: &[Observation], level: Level) -> Vec<f64> {
         Level::Boot => |o: &Observation| o.boot.clone(),
     };
     // (first position, sum of logs, count) per unit.
-    let mut units: BTreeMap<String, (usize, f64, usize)> = BTreeMap::new();
+    let mut units: BTreeMap<std::sync::Arc<str>, (usize, f64, usize)> = BTreeMap::new();
     for (i, (o, log)) in logs.enumerate() {
         let entry = units.entry(unit_of(o)).or_insert((i, 0.0, 0));
         entry.1 += log;

@@ -12,7 +12,7 @@
 //! per-run), the exit status (`null` when hyperfine saw a signal), and variant
 //! `hyperfine`: an external command has one loop semantics, whatever it is.
 use super::{ImportError, Imported, ImportedRun};
-use kbench_record::{Direction, MetricValue};
+use kbench_record::{Direction, MetricValue, WorkloadId};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -134,7 +134,7 @@ fn runs_of(result: &CommandResult, line: usize) -> Result<Vec<ImportedRun>, Stri
             }
             values.sort_by(|a, b| a.name.cmp(&b.name));
             ImportedRun {
-                workload: "command".into(),
+                workload: WorkloadId::Command.key().into(),
                 params: params.clone(),
                 variant: FORMAT_NAME.into(),
                 values,

@@ -25,7 +25,7 @@
 //! Messaging and seccomp-notify have a single loop in every perf version, so their runs
 //! get the variant `perf`, the one kbench's own implementations record.
 use super::{ImportError, Imported, ImportedRun};
-use kbench_record::{Direction, MetricValue};
+use kbench_record::{Direction, MetricValue, WorkloadId};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -374,22 +374,22 @@ impl Reader {
             Line::VariantHint(variant) => self.hint = Some(variant),
             Line::Header { workload } => self.start_run(&workload, number)?,
             Line::PipeInfo { loops, threaded } => {
-                let run = self.run_for_info("sched/pipe", number)?;
+                let run = self.run_for_info(WorkloadId::Pipe, number)?;
                 run.params.insert("loop".into(), loops.into());
                 run.params.insert("threaded".into(), threaded.into());
                 run.expects_per_op = true;
             }
             Line::SeccompInfo { loops } => {
-                let run = self.run_for_info("sched/seccomp-notify", number)?;
+                let run = self.run_for_info(WorkloadId::SeccompNotify, number)?;
                 run.params.insert("loop".into(), loops.into());
                 run.expects_per_op = true;
             }
             Line::MessagingTasks { threaded } => {
-                let run = self.run_for_info("sched/messaging", number)?;
+                let run = self.run_for_info(WorkloadId::Messaging, number)?;
                 run.params.insert("thread".into(), threaded.into());
             }
             Line::MessagingGroups { groups } => {
-                let run = self.run_for_info("sched/messaging", number)?;
+                let run = self.run_for_info(WorkloadId::Messaging, number)?;
                 run.params.insert("group".into(), groups.into());
             }
             Line::Total(seconds) => self.total(number, seconds)?,
@@ -402,7 +402,8 @@ impl Reader {
 
     /// The run a benchmark's own `#` line belongs to: the open one if it has no total yet,
     /// else a new headerless run (output whose header was cut off).
-    fn run_for_info(&mut self, workload: &str, number: usize) -> Result<&mut Pending, Blame> {
+    fn run_for_info(&mut self, id: WorkloadId, number: usize) -> Result<&mut Pending, Blame> {
+        let workload = id.key();
         let reusable = self
             .current
             .as_ref()
@@ -431,7 +432,7 @@ impl Reader {
             .is_some_and(|r| r.total_line.is_none());
         if !has_open_run {
             // A total without a header (or a second one): a run of unknown workload.
-            self.start_run("unknown", number)?;
+            self.start_run(WorkloadId::Unknown.key(), number)?;
         }
         let run = self.current.as_mut().expect("just ensured");
         run.total_line = Some(number);
@@ -460,7 +461,7 @@ impl Reader {
     fn simple(&mut self, number: usize, seconds: f64) -> Result<(), Blame> {
         let header_waiting = self.current.as_ref().is_some_and(|r| !r.has_body);
         if !header_waiting {
-            self.start_run("unknown", number)?;
+            self.start_run(WorkloadId::Unknown.key(), number)?;
         }
         let run = self.current.as_mut().expect("just ensured");
         run.total_line = Some(number);
@@ -524,8 +525,8 @@ impl Reader {
 
 /// The variant of a run without a hint (see the module docs).
 fn default_variant(workload: &str) -> &'static str {
-    match workload {
-        "sched/messaging" | "sched/seccomp-notify" => "perf",
+    match WorkloadId::of(workload) {
+        Some(WorkloadId::Messaging | WorkloadId::SeccompNotify) => "perf",
         _ => UNKNOWN_VERSION_VARIANT,
     }
 }

@@ -9,6 +9,7 @@
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
 //! - [`placement`]: where a run's two tasks ran relative to each other;
 //! - [`wakephases`]: the phases of each wake as the kernel traced them;
+//! - [`workload`]: the workloads kbench reads records of by meaning ([`WorkloadId`]);
 //! - [`export`]: kbench's JSON export of a label's sessions ([`export::Export`]);
 //! - [`imported`]: what a reader of another tool's output hands the store ([`Imported`]);
 //! - [`sequential`]: a sequential comparison's design and its looks, as stored;
@@ -26,6 +27,7 @@ pub mod record;
 pub mod sequential;
 pub mod stored;
 pub mod wakephases;
+pub mod workload;
 
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
 pub use imported::{Imported, ImportedRun, ImportedSummary};
@@ -40,6 +42,7 @@ pub use stored::{
     SessionWithRuns, StoredRun, SummaryRow, Value,
 };
 pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};
+pub use workload::WorkloadId;
 
 /// FNV-1a, 64 bits: a cheap fingerprint of some text (an imported file's content, a
 /// kernel command line), to tell equal from different; not a security measure.

@@ -1,7 +1,7 @@
 //! A run as it is stored: the contract between whatever produces runs (the runner,
 //! the importers, a guest's console) and the store that keeps them.
 use crate::json::RawJson;
-use crate::{MetricValue, RunRecord};
+use crate::{MetricValue, RunRecord, WorkloadId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -151,6 +151,22 @@ impl StoredRun {
         self.record.as_ref()?.parse()
     }
 
+    /// Whether its record has latency series (read without building the rest).
+    pub fn has_series(&self) -> bool {
+        #[derive(Deserialize)]
+        struct SeriesOnly {
+            #[serde(default)]
+            series: Vec<serde::de::IgnoredAny>,
+        }
+        let Some(record) = self.record.as_ref() else {
+            return false;
+        };
+        record.as_str().contains("\"series\"")
+            && record
+                .parse::<SeriesOnly>()
+                .is_some_and(|r| !r.series.is_empty())
+    }
+
     /// Where the run's two tasks ran, read from its record without building the rest.
     pub fn placement(&self) -> Option<crate::ObservedPlacement> {
         #[derive(Deserialize)]
@@ -189,25 +205,16 @@ pub fn values_of(record: &RunRecord) -> Vec<Value> {
 /// an older kbench). The figure perf prints (usecs/op, or the total time for
 /// messaging), the first latency series' p50, a command's wall time.
 pub fn legacy_primary(workload: &str, metric: &str) -> bool {
-    match workload {
-        "sched/pipe" | "sched/seccomp-notify" => metric == "usecs_per_op",
-        "sched/messaging" => metric == "total_sec",
-        "sched/wakeup" => metric == "wake_latency_p50_ns",
-        "ipi/ipi" => metric == "ipi_round_trip_p50_ns",
-        "command" => metric == "wall_sec",
-        // perf bench's simple format without a `sched all` header.
-        "unknown" => metric == "total_sec",
+    match WorkloadId::of(workload) {
+        Some(known) => metric == known.legacy_primary_metric(),
         // `kbench ab` runs carry whichever workload's values (at most one of these),
         // perf stat summaries their elapsed time.
-        _ => matches!(
-            metric,
-            "usecs_per_op"
-                | "total_sec"
-                | "wall_sec"
-                | "wake_latency_p50_ns"
-                | "ipi_round_trip_p50_ns"
-                | "time_elapsed_sec"
-        ),
+        None => {
+            metric == "time_elapsed_sec"
+                || WorkloadId::ALL
+                    .iter()
+                    .any(|w| w.legacy_primary_metric() == metric)
+        }
     }
 }
 

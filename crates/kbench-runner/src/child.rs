@@ -452,7 +452,7 @@ fn command_run_key(
     pinned_cpus: Option<String>,
 ) -> StoredRun {
     StoredRun {
-        workload: "command".into(),
+        workload: kbench_record::WorkloadId::Command.key().into(),
         params: BTreeMap::from([(
             "command".to_string(),
             serde_json::Value::from(shell_join(argv)),

@@ -170,8 +170,8 @@ fn boot_side(rng: &mut ChaCha8Rng, boots: usize, factor: f64, tag: &str) -> Vec<
         for run in 0..RUNS_PER_BOOT {
             samples.push(Observation {
                 value: offset * lognormal(rng, 0.01) * factor,
-                boot: format!("{tag}{boot}"),
-                session: format!("{tag}{boot}"),
+                boot: format!("{tag}{boot}").into(),
+                session: format!("{tag}{boot}").into(),
                 order: (boot * RUNS_PER_BOOT + run) as u32,
             });
         }
@@ -419,7 +419,7 @@ fn nested_side(
             out.push(crate::nested::Observation {
                 value: offset * lognormal(rng, cell.within_cv_pct / 100.0) * factor,
                 boot: "boot".into(),
-                session: format!("{tag}{s}"),
+                session: format!("{tag}{s}").into(),
                 order: first_order + (s * cell.runs_per_session + r) as u32,
             });
         }

@@ -22,16 +22,18 @@ use crate::special::{sd_interval_95, t_quantile, t_sf};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::hash::Hash;
+use std::sync::Arc;
 
 /// One measured value with its replication coordinates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     pub value: f64,
-    /// The boot it ran in (`/proc/sys/kernel/random/boot_id`).
-    pub boot: String,
+    /// The boot it ran in (`/proc/sys/kernel/random/boot_id`). Shared, not copied: the
+    /// runs of a boot and the metrics of a run all name the same boot.
+    pub boot: Arc<str>,
     /// The session it ran in. Both sides of one interleaved `kbench ab` invocation share
     /// one session here: their runs alternate, so a session effect falls on both.
-    pub session: String,
+    pub session: Arc<str>,
     /// Position in this side's run order (drift is assessed in this order).
     pub order: u32,
 }
@@ -304,13 +306,13 @@ pub(crate) fn boot_means(sessions: &[UnitEstimate]) -> Vec<UnitEstimate> {
 }
 
 fn group_sessions(ordered: &[&Observation], transform: &dyn Fn(f64) -> f64) -> Vec<UnitEstimate> {
-    group_in_order(ordered.iter(), |o| o.session.as_str())
+    group_in_order(ordered.iter(), |o| &*o.session)
         .into_iter()
         .map(|(id, members)| {
             let values: Vec<f64> = members.iter().map(|o| transform(o.value)).collect();
             UnitEstimate {
                 id: id.to_string(),
-                boot: members[0].boot.clone(),
+                boot: members[0].boot.to_string(),
                 estimate: mean(&values),
                 within_var: sample_variance(&values).map(|v| v / values.len() as f64),
                 runs: values.len(),
@@ -323,8 +325,8 @@ fn group_sessions(ordered: &[&Observation], transform: &dyn Fn(f64) -> f64) -> V
 pub fn unit_count(obs: &[Observation], level: Level) -> usize {
     match level {
         Level::Run => obs.len(),
-        Level::Session => group_in_order(obs, |o| o.session.as_str()).len(),
-        Level::Boot => group_in_order(obs, |o| o.boot.as_str()).len(),
+        Level::Session => group_in_order(obs, |o| &*o.session).len(),
+        Level::Boot => group_in_order(obs, |o| &*o.boot).len(),
     }
 }
 
@@ -352,7 +354,7 @@ pub fn noise_components(obs: &[Observation]) -> NoiseComponents {
 /// variance): the SD of session estimates around their boot's mean, pooled over boots;
 /// the SD of boot means; and the method-of-moments components below them.
 pub fn components_from_units(sessions: &[UnitEstimate]) -> NoiseComponents {
-    let boots = group_in_order(sessions, |s| s.boot.as_str());
+    let boots = group_in_order(sessions, |s| &*s.boot);
     let mean_within = mean_within(sessions).unwrap_or(0.0);
     let (mut ss, mut df) = (0.0, 0usize);
     for (_, list) in &boots {
@@ -816,7 +818,7 @@ fn within_sessions(obs: &[Observation], scale: Scale) -> Vec<f64> {
         .iter()
         .map(|o| {
             let offset = estimates
-                .get(o.session.as_str())
+                .get(&*o.session)
                 .map_or(0.0, |estimate| estimate - grand);
             back(forward(o.value) - offset)
         })

@@ -143,8 +143,8 @@ pub fn positions(runs: &[RunHistogram]) -> Vec<Observation> {
     runs.iter()
         .map(|r| Observation {
             value: 1.0,
-            boot: r.boot.clone(),
-            session: r.session.clone(),
+            boot: r.boot.as_str().into(),
+            session: r.session.as_str().into(),
             order: r.order,
         })
         .collect()

@@ -220,8 +220,8 @@ fn boots_are_the_units_when_the_sides_ran_in_different_boots() {
                     .enumerate()
                     .map(move |(run, value)| Observation {
                         value,
-                        boot: format!("{tag}{boot}"),
-                        session: format!("{tag}{boot}"),
+                        boot: format!("{tag}{boot}").into(),
+                        session: format!("{tag}{boot}").into(),
                         order: (boot * 5 + run) as u32,
                     })
             })

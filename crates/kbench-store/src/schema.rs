@@ -263,6 +263,19 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX sequential_looks_by_design ON sequential_looks(design_id, look_index);
     "#,
+    // 8: what the analysis reads of a run's record, in columns: where its two tasks ran
+    // (kbench_record::ObservedPlacement as JSON) and whether it has latency series, so
+    // that compare reads a record only when it has series to pool.
+    r#"
+    ALTER TABLE runs ADD COLUMN placement TEXT;
+    ALTER TABLE runs ADD COLUMN has_series INTEGER NOT NULL DEFAULT 0;
+    UPDATE runs SET placement = json_extract(record, '$.placement')
+    WHERE record LIKE '%"placement"%' AND json_valid(record)
+      AND json_type(record, '$.placement') = 'object';
+    UPDATE runs SET has_series = 1
+    WHERE record LIKE '%"series"%' AND json_valid(record)
+      AND json_type(record, '$.series') = 'array' AND json_array_length(record, '$.series') > 0;
+    "#,
 ];
 
 /// A PostgreSQL database starts at this version, with [`POSTGRES_BASELINE`]: no
@@ -399,6 +412,16 @@ pub const POSTGRES_MIGRATIONS: &[&str] = &[
         outcome         TEXT NOT NULL
     );
     CREATE INDEX sequential_looks_by_design ON sequential_looks(design_id, look_index);
+    "#,
+    // 8: records are kbench's own JSON, written whole, so the casts cannot fail.
+    r#"
+    ALTER TABLE runs ADD COLUMN placement TEXT;
+    ALTER TABLE runs ADD COLUMN has_series BIGINT NOT NULL DEFAULT 0;
+    UPDATE runs SET placement = (record::jsonb -> 'placement')::text
+    WHERE record LIKE '%"placement"%' AND jsonb_typeof(record::jsonb -> 'placement') = 'object';
+    UPDATE runs SET has_series = 1
+    WHERE record LIKE '%"series"%' AND jsonb_typeof(record::jsonb -> 'series') = 'array'
+      AND jsonb_array_length(record::jsonb -> 'series') > 0;
     "#,
 ];
 

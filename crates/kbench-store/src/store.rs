@@ -10,8 +10,8 @@ use crate::kernel_config::{self, config_hash};
 use crate::location::Location;
 pub use kbench_record::stored::{SessionWithRuns, SummaryRow};
 use kbench_record::{
-    legacy_primary, mark_legacy_primary, ImportSource, Imported, NewSession, RawJson, RunRecord,
-    StoredRun, Value,
+    legacy_primary, mark_legacy_primary, ImportSource, Imported, NewSession, ObservedPlacement,
+    RawJson, RunRecord, StoredRun, Value,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -62,6 +62,22 @@ pub fn default_path() -> PathBuf {
     data_home.join("kbench").join("kbench.db")
 }
 
+/// A label's runs, whole ([`Store::runs`]).
+const RUNS_WHOLE: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params, r.variant,
+        r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
+        r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side,
+        r.placement
+    FROM runs r JOIN sessions s ON s.id = r.session_id
+    WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
+
+/// A label's runs as the analysis reads them ([`Store::runs_for_analysis`]).
+const RUNS_FOR_ANALYSIS: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params,
+        r.variant, r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
+        r.pinned_cpus, r.cpus_used, NULL, NULL,
+        CASE WHEN r.has_series = 1 THEN r.record END, r.error, r.ab_side, r.placement
+    FROM runs r JOIN sessions s ON s.id = r.session_id
+    WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
+
 /// The condition of [`StoredRun::is_measured`] in SQL, on a `runs` row aliased `r`.
 const MEASURED_SQL: &str = "r.warmup = 0 AND r.error IS NULL AND coalesce(r.exit_status, 0) = 0";
 
@@ -86,6 +102,9 @@ pub struct RunRow {
     pub boot_id: Option<String>,
     #[serde(flatten)]
     pub run: StoredRun,
+    /// Where its two tasks ran, as its record says, kept in a column of its own.
+    #[serde(skip)]
+    pub placement: Option<ObservedPlacement>,
 }
 
 /// A machine's noise, measured by A/A sessions, to be stored.
@@ -665,14 +684,18 @@ impl Store {
     /// each with its values in metric order. Two queries whatever the number of runs;
     /// the JSON columns stay text until asked for ([`StoredRun::record`]).
     pub fn runs(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
-        let rows = self.db().query(
-            "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params, r.variant,
-                    r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
-                    r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side
-             FROM runs r JOIN sessions s ON s.id = r.session_id
-             WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id",
-            cells![label],
-        )?;
+        self.runs_with(label, RUNS_WHOLE)
+    }
+
+    /// Every run of `label` as [`Store::runs`], with what the analysis reads: no
+    /// rusage or tasks, and the record only of a run with latency series (its placement
+    /// is in [`RunRow::placement`]). A label's records are most of what it holds.
+    pub fn runs_for_analysis(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
+        self.runs_with(label, RUNS_FOR_ANALYSIS)
+    }
+
+    fn runs_with(&self, label: &str, sql: &str) -> Result<Vec<RunRow>, StoreError> {
+        let rows = self.db().query(sql, cells![label])?;
         // Runs of one workload share their parameters: parse each distinct text once.
         let mut last_params: Option<(String, BTreeMap<String, serde_json::Value>)> = None;
         let mut runs = Vec::with_capacity(rows.len());
@@ -710,6 +733,7 @@ impl Store {
                     error: r.take_text(16)?,
                     ab_side: r.opt_str(17)?.and_then(|t| serde_json::from_str(t).ok()),
                 },
+                placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
             });
         }
         self.attach_values(label, &mut runs)?;
@@ -1070,8 +1094,9 @@ fn insert_run_tx(db: &mut dyn Db, session_id: i64, run: &StoredRun) -> Result<i6
         .query_one(
             "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup,
                                exit_status, start_unix_ns, end_unix_ns, pinned_cpus, cpus_used,
-                               rusage, tasks, record, error, ab_side)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                               rusage, tasks, record, error, ab_side, placement, has_series)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18)
              RETURNING id",
             cells![
                 session_id,
@@ -1092,6 +1117,8 @@ fn insert_run_tx(db: &mut dyn Db, session_id: i64, run: &StoredRun) -> Result<i6
                 run.ab_side
                     .as_ref()
                     .and_then(|a| serde_json::to_string(a).ok()),
+                run.placement().and_then(|p| serde_json::to_string(&p).ok()),
+                run.has_series(),
             ],
         )?
         .i64(0)?;

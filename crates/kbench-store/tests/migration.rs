@@ -406,7 +406,8 @@ fn migration_6_gives_older_sessions_uuids_and_the_machine_machine_of_names() {
     // gone.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE sequential_looks; DROP TABLE sequential_designs;
+        "ALTER TABLE runs DROP COLUMN placement; ALTER TABLE runs DROP COLUMN has_series;
+         DROP TABLE sequential_looks; DROP TABLE sequential_designs;
          DROP INDEX sessions_by_uuid; DROP INDEX sessions_by_machine;
          ALTER TABLE sessions DROP COLUMN uuid; ALTER TABLE sessions DROP COLUMN machine;
          PRAGMA user_version = 5;",
@@ -428,4 +429,70 @@ fn migration_6_gives_older_sessions_uuids_and_the_machine_machine_of_names() {
             s.environment
         );
     }
+}
+
+/// Migration 8 reads each run's placement and whether it has latency series out of its
+/// record into columns: the analysis then reads a record only when it has series.
+#[test]
+fn migration_8_puts_placement_and_series_in_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v7.db");
+    let placement = serde_json::json!({"kind": "mixed", "colocated_share": 0.5});
+    let records = [
+        ("sched/pipe", serde_json::json!({"placement": placement, "series": []})),
+        ("sched/wakeup", serde_json::json!({"series": [{"name": "wake_latency"}]})),
+        ("command", serde_json::json!({"note": "\"placement\" and \"series\" only as text"})),
+    ];
+    {
+        let mut store = Store::open(&path).unwrap();
+        let session = store
+            .begin_session(&kbench_store::NewSession {
+                label: "old".into(),
+                kind: "run".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        for (i, (workload, record)) in records.iter().enumerate() {
+            let run = kbench_store::StoredRun {
+                workload: workload.to_string(),
+                run_index: i as u32,
+                record: Some(kbench_store::RawJson::from_stored(record.to_string())),
+                ..Default::default()
+            };
+            store.insert_run(session, &run).unwrap();
+        }
+    }
+    // Back to version 7: the columns gone, the records as they were.
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE runs DROP COLUMN placement; ALTER TABLE runs DROP COLUMN has_series;
+         PRAGMA user_version = 7;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let whole = store.runs("old").unwrap();
+    let light = store.runs_for_analysis("old").unwrap();
+    let expected = whole[0].run.placement();
+    assert!(expected.is_some());
+    let placements: Vec<_> = light.iter().map(|r| r.placement).collect();
+    assert_eq!(placements, [expected, None, None]);
+    assert_eq!(
+        whole.iter().map(|r| r.placement).collect::<Vec<_>>(),
+        placements
+    );
+    // Only the run with series keeps its record; nobody's rusage or tasks.
+    let kept: Vec<bool> = light.iter().map(|r| r.run.record.is_some()).collect();
+    assert_eq!(kept, [false, true, false]);
+    assert!(whole.iter().all(|r| r.run.record.is_some()));
+    // A run stored now gets the same columns from its record.
+    let conn = Connection::open(&path).unwrap();
+    let fresh: Vec<(Option<String>, i64)> = conn
+        .prepare("SELECT placement, has_series FROM runs ORDER BY run_index")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(fresh.iter().map(|f| f.1).collect::<Vec<_>>(), [0, 1, 0]);
 }

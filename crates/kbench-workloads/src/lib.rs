@@ -113,6 +113,11 @@ impl Workload {
     pub fn key(&self) -> String {
         format!("{}/{}", self.collection, self.name)
     }
+
+    /// The id the analysis knows its records by.
+    pub fn id(&self) -> Option<kbench_record::WorkloadId> {
+        kbench_record::WorkloadId::of(&self.key())
+    }
 }
 
 /// No checks beyond the option parser's.
@@ -148,4 +153,19 @@ pub fn collection(collection: &str) -> impl Iterator<Item = &'static Workload> +
         .iter()
         .copied()
         .filter(move |w| w.collection == collection)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The analysis reads these workloads' records by their id: a renamed workload
+    /// must be renamed there too.
+    #[test]
+    fn every_workload_has_its_own_id() {
+        let ids: Vec<_> = REGISTRY.iter().map(|w| w.id()).collect();
+        assert!(ids.iter().all(Option::is_some), "{ids:?}");
+        let distinct: std::collections::BTreeSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), REGISTRY.len());
+    }
 }
