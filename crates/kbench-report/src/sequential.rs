@@ -1,7 +1,7 @@
 //! A sequential comparison (`compare --sequential`, `ab` and `vm-ab --until-decided`)
 //! as text or JSON: per primary metric, its decision or how many more units it needs.
-use crate::compare::percent;
 use crate::compare::text::wrap;
+use crate::compare::{percent, unit_word};
 use kbench_analysis::sequential::{SequentialReport, SequentialRow};
 use kbench_record::sequential::RecordedDesign;
 use kbench_stats::sequential::{Decision, Look, MoreEstimate, NoiseAdvice, VarianceFrom};
@@ -20,7 +20,7 @@ pub fn text(report: &SequentialReport) -> String {
             "Sequential: {} (A) against {} (B), {} as units, at most {} a side. α {} for {family}, δ {}%: each interval holds at every look, so looking again costs no error rate.",
             report.base,
             report.new,
-            units(level),
+            unit_word(level, 2),
             o.max_units_per_side,
             o.alpha,
             o.delta_pct
@@ -93,14 +93,6 @@ pub fn json(report: &SequentialReport) -> String {
     serde_json::to_string_pretty(report).unwrap_or_default() + "\n"
 }
 
-fn units(level: Level) -> &'static str {
-    match level {
-        Level::Run => "runs",
-        Level::Session => "sessions",
-        Level::Boot => "boots",
-    }
-}
-
 fn metric_text(row: &SequentialRow) -> String {
     let params = if row.params.is_empty() {
         String::new()
@@ -122,7 +114,7 @@ fn look_text(row: &SequentialRow) -> String {
         ),
         None => format!("{}, interval not bounded yet", percent(look.shift_pct)),
     };
-    let seen = format!("{} and {} {}", look.n_a, look.n_b, units(row.level));
+    let seen = format!("{} and {} {}", look.n_a, look.n_b, unit_word(row.level, 2));
     let calibrated = if row.calibrated {
         ", with this machine's calibration"
     } else {
@@ -156,11 +148,11 @@ fn decision_word(decision: &Decision) -> &'static str {
 
 pub(crate) fn from_text(from: VarianceFrom, level: Level) -> String {
     match from {
-        VarianceFrom::ThisComparison => format!("from this comparison's {}", units(level)),
+        VarianceFrom::ThisComparison => format!("from this comparison's {}", unit_word(level, 2)),
         VarianceFrom::CalibrationAndThisComparison => {
             format!(
                 "from the calibration and this comparison's {}",
-                units(level)
+                unit_word(level, 2)
             )
         }
     }
@@ -182,7 +174,7 @@ pub(crate) fn advice_text(advice: &[NoiseAdvice], level: Level) -> String {
 
 /// How many more units a side, with where the number comes from and how sure it is.
 fn more_text(more: &MoreEstimate, level: Level) -> String {
-    let units = units(level);
+    let units = unit_word(level, 2);
     match more {
         MoreEstimate::Unknown { .. } => format!(
             "how many more {units} is unknown: there is no estimate of the noise yet (two {units} a side, or `kbench calibrate`, would give one)"
@@ -266,7 +258,7 @@ fn answer(report: &SequentialReport) -> String {
         open.len(),
         report.rows.len()
     );
-    let units = units(level);
+    let units = unit_word(level, 2);
     match (beyond, most) {
         (0, Some(n)) => format!("{head}; about {n} more {units} a side"),
         (0, None) => format!("{head}; how many more {units} is not known yet (see above)"),

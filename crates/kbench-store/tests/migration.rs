@@ -439,9 +439,18 @@ fn migration_8_puts_placement_and_series_in_columns() {
     let path = dir.path().join("v7.db");
     let placement = serde_json::json!({"kind": "mixed", "colocated_share": 0.5});
     let records = [
-        ("sched/pipe", serde_json::json!({"placement": placement, "series": []})),
-        ("sched/wakeup", serde_json::json!({"series": [{"name": "wake_latency"}]})),
-        ("command", serde_json::json!({"note": "\"placement\" and \"series\" only as text"})),
+        (
+            "sched/pipe",
+            serde_json::json!({"placement": placement, "series": []}),
+        ),
+        (
+            "sched/wakeup",
+            serde_json::json!({"series": [{"name": "wake_latency"}]}),
+        ),
+        (
+            "command",
+            serde_json::json!({"note": "\"placement\" and \"series\" only as text"}),
+        ),
     ];
     {
         let mut store = Store::open(&path).unwrap();
