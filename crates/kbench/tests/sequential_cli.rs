@@ -247,4 +247,7 @@ fn sequential_options_are_checked() {
         let out = kbench_on(db, bad);
         one_line_error(&out, 2, bad);
     }
+    // A refused bound left no session behind.
+    let listed = ok_on(db, &["list"]);
+    assert!(!listed.contains("ab-"), "{listed}");
 }

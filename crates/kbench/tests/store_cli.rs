@@ -667,6 +667,16 @@ fn a_read_only_database_still_serves_reports_and_refuses_writes_in_one_line() {
         "0",
         "pipe:-l 200",
     ]);
+    db.ok(&[
+        "run",
+        "--label",
+        "a2",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "pipe:-l 200",
+    ]);
     let path = db.path.to_str().unwrap().to_string();
     // The temporary directory is root's and private: open it for reading only.
     let dir = db.path.parent().unwrap();
@@ -680,6 +690,15 @@ fn a_read_only_database_still_serves_reports_and_refuses_writes_in_one_line() {
     };
     assert!(list.status.success(), "{}", text(&list.stderr));
     assert!(text(&list.stdout).contains('a'));
+    // A sequential look is answered; only its record is left out, and that is said.
+    let look = as_nobody(&["compare", "a", "a2", "--sequential", "--db", &path]).unwrap();
+    assert!(look.status.success(), "{}", text(&look.stderr));
+    assert!(text(&look.stdout).contains("Sequential: a (A) against a2 (B)"));
+    assert!(
+        text(&look.stderr).contains("read-only: this look is not recorded"),
+        "{}",
+        text(&look.stderr)
+    );
     let run = as_nobody(&[
         "run",
         "--label",

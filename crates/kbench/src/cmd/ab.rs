@@ -164,15 +164,16 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         kbench_analysis::Machines::Same,
         kbench_analysis::Machines::Only,
     );
+    // The rule is checked before a session begins: a bad bound leaves nothing behind.
+    let mut said_looks = match args.until_decided {
+        true => Some(SaidLooks::new(sequential_rule(&args)?)),
+        false => None,
+    };
     let session_ids = vec![
         session::begin_session(&mut store, &sessions[0])?,
         session::begin_session(&mut store, &sessions[1])?,
     ];
     let labels = [label_a.as_str(), label_b.as_str()];
-    let mut said_looks = match args.until_decided {
-        true => Some(SaidLooks::new(sequential_rule(&args)?)),
-        false => None,
-    };
     let design = match &said_looks {
         Some(_) => Some(record_design(&mut store, &args, labels)?),
         None => None,

@@ -6,6 +6,7 @@ use kbench_analysis::sequential::{self, AskedDesign, SequentialOptions};
 use kbench_analysis::FailOn;
 use kbench_record::sequential::{DesignedBy, RecordedDesign};
 use kbench_report::compare::{Format, Layout};
+use kbench_store::StoreError;
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
@@ -130,7 +131,15 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         sequential::options_for(recorded.as_ref(), asked, fresh).map_err(crate::analysis_error)?;
     let mut report = sequential::sequential_labels(&store, &args.base, new, design)
         .map_err(crate::analysis_error)?;
-    report.recorded = Some(record_look(&mut store, recorded, &report)?);
+    report.recorded = match record_look(&mut store, recorded.clone(), &report) {
+        Ok(recorded) => Some(recorded),
+        // A database we may only read still answers; the look is just not kept.
+        Err(StoreError::Sqlite(e)) if kbench_store::store::is_read_only(&e) => {
+            errln!("kbench: the database is read-only: this look is not recorded");
+            recorded
+        }
+        Err(e) => return Err(session::store_error(e)),
+    };
     verdict::print_sequential(&report, args.format)?;
     Ok(0)
 }
@@ -142,7 +151,7 @@ fn record_look(
     store: &mut kbench_store::Store,
     recorded: Option<RecordedDesign>,
     report: &sequential::SequentialReport,
-) -> anyhow::Result<RecordedDesign> {
+) -> Result<RecordedDesign, StoreError> {
     let mut recorded = match recorded {
         Some(recorded) => recorded,
         None => {
@@ -154,9 +163,7 @@ fn record_look(
                 None,
                 session::unix_now_ns(),
             );
-            let id = store
-                .insert_sequential_design(&design)
-                .map_err(session::store_error)?;
+            let id = store.insert_sequential_design(&design)?;
             RecordedDesign {
                 id,
                 design,
@@ -170,9 +177,7 @@ fn record_look(
         session::unix_now_ns(),
     );
     if !recorded.is_closed() && sequential::is_new_look(&recorded, &look) {
-        store
-            .insert_sequential_look(recorded.id, &look)
-            .map_err(session::store_error)?;
+        store.insert_sequential_look(recorded.id, &look)?;
         recorded.looks.push(look);
     }
     Ok(recorded)
