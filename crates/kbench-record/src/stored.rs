@@ -151,36 +151,43 @@ impl StoredRun {
         self.record.as_ref()?.parse()
     }
 
-    /// Whether its record has latency series (read without building the rest).
-    pub fn has_series(&self) -> bool {
+    /// What the store keeps in columns of their own from the record: where the run's
+    /// two tasks ran, and whether it has latency series. One parse that builds
+    /// nothing else, and none for a record naming neither (most workloads').
+    pub fn record_facts(&self) -> RecordFacts {
         #[derive(Deserialize)]
-        struct SeriesOnly {
+        struct FactsOnly {
+            #[serde(default)]
+            placement: Option<crate::ObservedPlacement>,
             #[serde(default)]
             series: Vec<serde::de::IgnoredAny>,
         }
         let Some(record) = self.record.as_ref() else {
-            return false;
+            return RecordFacts::default();
         };
-        record.as_str().contains("\"series\"")
-            && record
-                .parse::<SeriesOnly>()
-                .is_some_and(|r| !r.series.is_empty())
+        let text = record.as_str();
+        if !text.contains("\"placement\"") && !text.contains("\"series\"") {
+            return RecordFacts::default();
+        }
+        record
+            .parse::<FactsOnly>()
+            .map_or_else(RecordFacts::default, |f| RecordFacts {
+                placement: f.placement,
+                has_series: !f.series.is_empty(),
+            })
     }
 
     /// Where the run's two tasks ran, read from its record without building the rest.
     pub fn placement(&self) -> Option<crate::ObservedPlacement> {
-        #[derive(Deserialize)]
-        struct PlacementOnly {
-            #[serde(default)]
-            placement: Option<crate::ObservedPlacement>,
-        }
-        let record = self.record.as_ref()?;
-        // Most workloads have none: skip parsing their (possibly large) records.
-        if !record.as_str().contains("\"placement\"") {
-            return None;
-        }
-        record.parse::<PlacementOnly>()?.placement
+        self.record_facts().placement
     }
+}
+
+/// See [`StoredRun::record_facts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RecordFacts {
+    pub placement: Option<crate::ObservedPlacement>,
+    pub has_series: bool,
 }
 
 impl From<&MetricValue> for Value {

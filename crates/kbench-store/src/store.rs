@@ -1090,6 +1090,7 @@ fn insert_summary(db: &mut dyn Db, session_id: i64, m: &SummaryRow) -> Result<()
 
 fn insert_run_tx(db: &mut dyn Db, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
+    let facts = run.record_facts();
     let run_id = db
         .query_one(
             "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup,
@@ -1117,8 +1118,8 @@ fn insert_run_tx(db: &mut dyn Db, session_id: i64, run: &StoredRun) -> Result<i6
                 run.ab_side
                     .as_ref()
                     .and_then(|a| serde_json::to_string(a).ok()),
-                run.placement().and_then(|p| serde_json::to_string(&p).ok()),
-                run.has_series(),
+                facts.placement.and_then(|p| serde_json::to_string(&p).ok()),
+                facts.has_series,
             ],
         )?
         .i64(0)?;

@@ -124,6 +124,31 @@ pub fn sequential_options(
     }
 }
 
+/// Records the design of a sequential comparison of `labels` by `by`, with this
+/// command line, before its first look: the design, with no looks yet.
+pub fn record_design(
+    store: &mut kbench_store::Store,
+    labels: (&str, &str),
+    options: kbench_analysis::sequential::SequentialOptions,
+    by: kbench_record::sequential::DesignedBy,
+    max_time_s: Option<f64>,
+) -> Result<kbench_record::sequential::RecordedDesign, kbench_store::StoreError> {
+    let design = kbench_analysis::sequential::design_record(
+        labels,
+        options,
+        by,
+        &crate::session::command_line(),
+        max_time_s,
+        crate::session::unix_now_ns(),
+    );
+    let id = store.insert_sequential_design(&design)?;
+    Ok(kbench_record::sequential::RecordedDesign {
+        id,
+        design,
+        looks: Vec::new(),
+    })
+}
+
 /// Prints a sequential comparison (JSON, or text for any other format); a closed
 /// stdout ends the output quietly.
 pub fn print_sequential(

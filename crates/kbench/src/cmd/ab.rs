@@ -174,8 +174,20 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         session::begin_session(&mut store, &sessions[1])?,
     ];
     let labels = [label_a.as_str(), label_b.as_str()];
+    // Recorded before the first run, so that a later `compare` of the labels looks
+    // with it.
     let design = match &said_looks {
-        Some(_) => Some(record_design(&mut store, &args, labels)?),
+        Some(_) => Some(
+            crate::verdict::record_design(
+                &mut store,
+                (labels[0], labels[1]),
+                crate::verdict::sequential_options(&options, args.max_runs as usize),
+                DesignedBy::Ab,
+                Some(args.max_time),
+            )
+            .map_err(session::store_error)?
+            .id,
+        ),
         None => None,
     };
     let mut sink = AbSink {
@@ -308,27 +320,6 @@ fn sequential_rule(args: &AbArgs) -> anyhow::Result<SequentialRule> {
         Duration::from_secs_f64(args.max_time),
         Box::new(runs_as_units),
     ))
-}
-
-/// Records the design before the first run, so that a later `compare` of the labels
-/// looks with it; its id.
-fn record_design(
-    store: &mut kbench_store::Store,
-    args: &AbArgs,
-    labels: [&str; 2],
-) -> anyhow::Result<i64> {
-    let options = args.verdict.options()?;
-    let design = kbench_analysis::sequential::design_record(
-        (labels[0], labels[1]),
-        crate::verdict::sequential_options(&options, args.max_runs as usize),
-        DesignedBy::Ab,
-        &session::command_line(),
-        Some(args.max_time),
-        session::unix_now_ns(),
-    );
-    store
-        .insert_sequential_design(&design)
-        .map_err(session::store_error)
 }
 
 /// Records the rule's looks during the runs and, as the last, the decision read from

@@ -56,9 +56,6 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if args.sequential {
         return sequential(&args, &options);
     }
-    if let Some(code) = decided_sequentially(&args, &options)? {
-        return Ok(code);
-    }
     let savings = verdict::parse_savings(&args.saving)?;
     if !savings.is_empty() && !matches!(args.format, Format::Text | Format::Markdown) {
         return usage("--saving goes with text or markdown; for JSON, `kbench plausible NEW --base BASE --saving ... --format json`");
@@ -68,6 +65,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     }
     kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
     let store = args.db.open_existing()?;
+    if let Some(code) = decided_sequentially(&store, &args, &options)? {
+        return Ok(code);
+    }
     let comparisons = kbench_analysis::compare_each(
         &store,
         &args.base,
@@ -154,22 +154,13 @@ fn record_look(
 ) -> Result<RecordedDesign, StoreError> {
     let mut recorded = match recorded {
         Some(recorded) => recorded,
-        None => {
-            let design = sequential::design_record(
-                (&report.base, &report.new),
-                report.options,
-                DesignedBy::Compare,
-                &session::command_line(),
-                None,
-                session::unix_now_ns(),
-            );
-            let id = store.insert_sequential_design(&design)?;
-            RecordedDesign {
-                id,
-                design,
-                looks: Vec::new(),
-            }
-        }
+        None => verdict::record_design(
+            store,
+            (&report.base, &report.new),
+            report.options,
+            DesignedBy::Compare,
+            None,
+        )?,
     };
     let look = sequential::look_record(
         report,
@@ -189,13 +180,13 @@ fn record_look(
 /// `None` when there is no such design, or the options ask for what only the fixed
 /// design gives, another δ included (then a line on stderr says so).
 fn decided_sequentially(
+    store: &kbench_store::Store,
     args: &CompareArgs,
     options: &kbench_analysis::ReportOptions,
 ) -> anyhow::Result<Option<i32>> {
     let [new] = args.new.as_slice() else {
         return Ok(None);
     };
-    let store = args.db.open_existing()?;
     let Some(recorded) = store
         .sequential_design(&args.base, new)
         .map_err(session::store_error)?
@@ -225,14 +216,14 @@ fn decided_sequentially(
     }
     let design = SequentialOptions::of_design(&recorded.design);
     let (base_data, new_data) = (
-        kbench_analysis::LabelData::load(&store, &args.base).map_err(crate::analysis_error)?,
-        kbench_analysis::LabelData::load(&store, new).map_err(crate::analysis_error)?,
+        kbench_analysis::LabelData::load(store, &args.base).map_err(crate::analysis_error)?,
+        kbench_analysis::LabelData::load(store, new).map_err(crate::analysis_error)?,
     );
-    let mut look = sequential::sequential_of(&store, &base_data, &new_data, design)
+    let mut look = sequential::sequential_of(store, &base_data, &new_data, design)
         .map_err(crate::analysis_error)?;
     look.recorded = Some(recorded);
     let fixed = kbench_analysis::compare_loaded(
-        &store,
+        store,
         &base_data,
         &new_data,
         *options,

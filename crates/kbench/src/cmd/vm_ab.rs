@@ -198,8 +198,20 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let sequential = args
         .until_decided
         .then(|| crate::verdict::sequential_options(&options, args.max_boots as usize));
+    // Recorded before the first boot, so that a later `compare` of the two labels
+    // looks with it.
     let design_id = match sequential {
-        Some(design) => Some(record_design(&mut store, &sides, design, &args)?),
+        Some(design) => Some(
+            crate::verdict::record_design(
+                &mut store,
+                (&sides[0].label, &sides[1].label),
+                design,
+                kbench_record::sequential::DesignedBy::VmAb,
+                Some(args.max_time as f64),
+            )
+            .map_err(session::store_error)?
+            .id,
+        ),
         None => None,
     };
     let started = Instant::now();
@@ -301,27 +313,6 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         kbench_report::compare::Layout::Compact,
     )?;
     Ok(i32::from(failed > 0))
-}
-
-/// Records the design before the first boot, so that a later `compare` of the two
-/// labels looks with it; its id.
-fn record_design(
-    store: &mut kbench_store::Store,
-    sides: &[Side; 2],
-    options: kbench_analysis::sequential::SequentialOptions,
-    args: &VmAbArgs,
-) -> anyhow::Result<i64> {
-    let design = kbench_analysis::sequential::design_record(
-        (&sides[0].label, &sides[1].label),
-        options,
-        kbench_record::sequential::DesignedBy::VmAb,
-        &session::command_line(),
-        Some(args.max_time as f64),
-        session::unix_now_ns(),
-    );
-    store
-        .insert_sequential_design(&design)
-        .map_err(session::store_error)
 }
 
 /// One line per primary metric after a look: its interval against ±δ so far.
