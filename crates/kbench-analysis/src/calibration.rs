@@ -101,7 +101,7 @@ impl Calibration {
 pub fn fingerprint_of(sessions: &[SessionRow]) -> Option<Fingerprint> {
     sessions.iter().rev().find_map(|s| {
         let snapshot = crate::snapshot(s)?;
-        Some(Fingerprint::of(&snapshot, &s.kbench_version))
+        Some(Fingerprint::of(snapshot, &s.kbench_version))
     })
 }
 

@@ -970,9 +970,11 @@ fn unmatched_summaries(a: &[SummaryRow], b: &[SummaryRow]) -> Vec<NotCompared> {
 }
 
 fn environment_differences(a: &[SessionRow], b: &[SessionRow]) -> Vec<EnvDifference> {
-    let latest = |s: &[SessionRow]| s.iter().rev().find_map(crate::snapshot);
+    fn latest(sessions: &[SessionRow]) -> Option<&kbench_sys::EnvSnapshot> {
+        sessions.iter().rev().find_map(crate::snapshot)
+    }
     match (latest(a), latest(b)) {
-        (Some(ea), Some(eb)) => kbench_sys::EnvSnapshot::differences(&ea, &eb)
+        (Some(ea), Some(eb)) => kbench_sys::EnvSnapshot::differences(ea, eb)
             .into_iter()
             .filter(|(key, _, _)| key != "boot_id")
             .map(|(key, base, new)| EnvDifference { key, base, new })

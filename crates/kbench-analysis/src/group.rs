@@ -160,7 +160,7 @@ pub fn session_unit(session: &SessionRow) -> String {
 fn session_classes(sessions: &[SessionRow]) -> BTreeMap<i64, Vec<kbench_sys::CpuClass>> {
     sessions
         .iter()
-        .filter_map(|s| Some((s.id, crate::snapshot(s)?.classes)))
+        .filter_map(|s| Some((s.id, crate::snapshot(s)?.classes.clone())))
         .collect()
 }
 

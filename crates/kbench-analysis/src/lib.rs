@@ -5,6 +5,7 @@
 //! (runs interleaved in one session, sessions, boots; paired or not), borrows this
 //! machine's calibrated noise for a side with one unit, and returns a
 //! [`CompareReport`]: verdicts, diagnostics and notes as data for the renderers.
+pub mod bisect;
 pub mod calibration;
 pub mod compare;
 pub mod group;
@@ -33,6 +34,6 @@ pub enum AnalysisError {
 }
 
 /// A session's environment snapshot, when it has one that reads.
-pub fn snapshot(session: &kbench_store::SessionRow) -> Option<kbench_sys::EnvSnapshot> {
-    serde_json::from_value(session.environment.clone()?).ok()
+pub fn snapshot(session: &kbench_store::SessionRow) -> Option<&kbench_sys::EnvSnapshot> {
+    session.environment.as_ref()?.snapshot.as_ref()
 }

@@ -129,9 +129,9 @@ fn machines(sessions: &[SessionRow]) -> Vec<Machine> {
             .iter()
             .filter_map(crate::snapshot)
             .map(|s| Machine {
-                hostname: s.hostname.unwrap_or_default(),
-                cpus: group::distinct(s.cpu_models).join("+"),
-                kernel_release: s.kernel_release.unwrap_or_default(),
+                hostname: s.hostname.clone().unwrap_or_default(),
+                cpus: group::distinct(s.cpu_models.iter().map(String::as_str)).join("+"),
+                kernel_release: s.kernel_release.clone().unwrap_or_default(),
             }),
     )
 }

@@ -17,7 +17,7 @@ struct Fixture {
     store: Store,
     next_start: u64,
     /// The environment snapshot new sessions carry (none by default).
-    environment: Option<serde_json::Value>,
+    environment: Option<kbench_record::SessionEnvironment>,
 }
 
 /// A deterministic spread of `n` factors around 1 with CV about `cv`.
@@ -224,13 +224,12 @@ fn a_calibration_lets_one_session_a_side_claim_and_raises_delta() {
     let mut f = Fixture::new();
     calibrate(&mut f, 0.02);
     // Sessions with an environment have a machine to match the calibration's.
-    f.environment = Some(
-        serde_json::to_value(kbench_sys::EnvSnapshot {
+    f.environment = Some(kbench_record::SessionEnvironment::of(
+        kbench_sys::EnvSnapshot {
             hostname: Some("test-host".into()),
             ..kbench_sys::EnvSnapshot::default()
-        })
-        .unwrap(),
-    );
+        },
+    ));
     for (label, center, phase) in [("a", 10.0, 0), ("b", 13.0, 1), ("c", 10.1, 2)] {
         f.session(label, "boot1", None, &runs(center, 0.01, phase));
     }

@@ -3,7 +3,8 @@
 //! user's words for its command line ([`cmdline`]), qemu's command line and the watch
 //! over one boot ([`qemu`], vCPU pinning through [`qmp`]), a LAVA job that boots two
 //! kernels on a board ([`lava`]), and a boot's console log turned into the session and
-//! runs stored of it ([`stored`]).
+//! runs stored of it ([`stored`]); a bisection's git worktree and build cache
+//! ([`tree`]).
 pub mod cmdline;
 pub mod deb;
 pub mod elf;
@@ -13,6 +14,7 @@ pub mod lava;
 pub mod qemu;
 pub mod qmp;
 pub mod stored;
+pub mod tree;
 
 pub use deb::{kernel_from_deb, kernel_from_path, DebError, KernelImage};
 pub use initramfs::{Initramfs, InitramfsError};

@@ -22,13 +22,8 @@ pub enum QmpError {
 #[error("{0}")]
 pub struct PinListError(String);
 
-/// One vCPU thread and the host CPU it now runs on only.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct VcpuPin {
-    pub vcpu: u32,
-    pub thread_id: i32,
-    pub host_cpu: u32,
-}
+/// One vCPU thread and the host CPU it now runs on only, as a boot's environment keeps it.
+pub use kbench_record::VcpuPin;
 
 /// Host CPUs in the order given (`2,0` pins vCPU 0 to CPU 2), ranges expanded; each
 /// one this process may run on, so that a pin cannot fail once qemu runs.

@@ -4,8 +4,7 @@
 //! by `kbench vm-ab` (its own boots) and `kbench import-console` (a board's).
 use crate::qmp::VcpuPin;
 use kbench_console::payload::Received;
-use kbench_record::{NewSession, StoredRun};
-use serde_json::{Map, Value};
+use kbench_record::{BootEnvironment, GuestUptimes, NewSession, SessionEnvironment, StoredRun};
 
 /// The notice a TCG run carries, in the output and in its sessions.
 pub const TCG_NOTICE: &str = "qemu ran under TCG (emulation): its timings measure the emulator, not the kernel; use the verdicts to check that both kernels work, not which is faster";
@@ -171,76 +170,57 @@ fn boot_session(
     session.label = target.label.to_string();
     session.kind = target.kind.into();
     session.command_line = target.command_line.to_string();
-    if let Some(env) = session.environment.as_mut().and_then(|e| e.as_object_mut()) {
+    if let Some(env) = session.environment.as_mut() {
         add_boot_environment(env, received, target, host);
     }
     session
 }
 
 fn add_boot_environment(
-    env: &mut Map<String, Value>,
+    env: &mut SessionEnvironment,
     received: &Received,
     target: &BootTarget<'_>,
     host: &HostView,
 ) {
     // Every boot has its own nonce: it proves the log's origin, and is no difference
     // between the kernels' environments.
-    if let Some(cmdline) = env.get("cmdline").and_then(|c| c.as_str()) {
+    if let Some(cmdline) = env.snapshot.as_mut().and_then(|s| s.cmdline.as_mut()) {
         let kept: Vec<&str> = cmdline
             .split(' ')
             .filter(|w| !w.starts_with("kbench.session="))
             .collect();
-        env.insert("cmdline".into(), kept.join(" ").into());
+        *cmdline = kept.join(" ");
     }
     let begin = received.begin.as_ref();
     // What the guest said of itself beyond the snapshot: its compiler line (which
-    // /proc/version has), the governor it set, its channel and probe costs.
-    let guest_said = [
-        ("proc_version", begin.and_then(|b| json(&b.proc_version))),
-        ("vm_governor", begin.and_then(|b| json(&b.governor))),
-        ("vm_channel", begin.and_then(|b| json(&b.channel))),
-        ("vm_call_cost_ns", begin.and_then(|b| json(&b.call_cost_ns))),
-        (
-            "vm_kernel_config_sha256",
-            begin.and_then(|b| json(&b.kernel_config_sha256)),
-        ),
-        // BEGIN has the uptime at /init, END the rest.
-        (
-            "vm_uptime_s",
-            match &received.end {
-                Some(end) => json(&end.uptime_s),
-                None => begin.and_then(|b| json(&b.uptime_s)),
-            },
-        ),
-    ];
-    let host_said = [
-        ("vm_accel", target.accel.map(Value::from)),
-        (
-            "vm_vcpu_pins",
-            (!host.vcpu_pins.is_empty())
-                .then(|| serde_json::to_value(&host.vcpu_pins).ok())
-                .flatten(),
-        ),
-        ("vm_accel_reason", host.accel_reason.clone().map(Into::into)),
-        ("vm_qemu_wall_s", host.qemu_wall_s.map(Into::into)),
-        (
-            "vm_notice",
-            (target.accel == Some("tcg")).then(|| TCG_NOTICE.into()),
-        ),
-    ];
-    for (key, value) in guest_said.into_iter().chain(host_said) {
-        if let Some(value) = value {
-            env.insert(key.into(), value);
-        }
-    }
-}
-
-/// A field as the environment keeps it.
-fn json<T: serde::Serialize>(field: &Option<T>) -> Option<Value> {
-    field
-        .as_ref()
-        .and_then(|v| serde_json::to_value(v).ok())
-        .filter(|v| !v.is_null())
+    // /proc/version has), the governor it set, its channel and probe costs; BEGIN has
+    // the uptime at /init, END the rest.
+    let uptimes = match &received.end {
+        Some(end) => end.uptime_s.map(|u| GuestUptimes {
+            init: u.init,
+            suite_start: u.suite_start,
+            suite_end: u.suite_end,
+            results: u.results,
+        }),
+        None => begin.and_then(|b| b.uptime_s).map(|u| GuestUptimes {
+            init: u.init,
+            ..GuestUptimes::default()
+        }),
+    };
+    env.boot = BootEnvironment {
+        proc_version: begin.and_then(|b| b.proc_version.clone()),
+        vm_governor: begin.and_then(|b| b.governor.clone()),
+        vm_channel: begin.and_then(|b| b.channel.clone()),
+        vm_call_cost_ns: begin.and_then(|b| b.call_cost_ns),
+        vm_kernel_config_sha256: begin.and_then(|b| b.kernel_config_sha256.clone()),
+        vm_uptime_s: uptimes,
+        // What the host saw of qemu.
+        vm_accel: target.accel.map(String::from),
+        vm_vcpu_pins: (!host.vcpu_pins.is_empty()).then(|| host.vcpu_pins.clone()),
+        vm_accel_reason: host.accel_reason.clone(),
+        vm_qemu_wall_s: host.qemu_wall_s,
+        vm_notice: (target.accel == Some("tcg")).then(|| TCG_NOTICE.to_string()),
+    };
 }
 
 /// Why a boot's results cannot be used, if they cannot.
@@ -354,9 +334,10 @@ mod tests {
             uptime_s: Some(BeginUptimes { init: Some(1.0) }),
             session: Some(NewSession {
                 label: "guest".into(),
-                environment: Some(serde_json::json!({
+                environment: serde_json::from_value(serde_json::json!({
                     "cmdline": "quiet kbench.session=n1 kbench.runs=1"
-                })),
+                }))
+                .unwrap(),
                 uuid: Some("u-1".into()),
                 ..NewSession::default()
             }),
@@ -398,7 +379,8 @@ mod tests {
             ),
             ("vm-a", "vm-ab", Some("u-1"))
         );
-        let env = session.environment.as_ref().unwrap();
+        // As stored: the snapshot's keys and the boot's beside them.
+        let env = session.environment.as_ref().unwrap().to_json();
         assert_eq!(
             env["cmdline"], "quiet kbench.runs=1",
             "the nonce is dropped"
@@ -409,7 +391,7 @@ mod tests {
         assert_eq!(env["vm_qemu_wall_s"], 10.0);
         assert_eq!(
             env["vm_uptime_s"],
-            serde_json::json!({"init": 1.0, "suite_start": null, "suite_end": null, "results": 9.5}),
+            serde_json::json!({"init": 1.0, "results": 9.5}),
             "END's uptimes"
         );
         assert!(env.get("vm_channel").is_none(), "not sent, not stored");
@@ -429,7 +411,7 @@ mod tests {
         assert_eq!(boot.runs[0].workload, "boot");
         assert_eq!(boot.session.uuid, None);
         // The empty END of a failed guest: BEGIN's uptime is the one there is.
-        let env = boot.session.environment.unwrap();
+        let env = boot.session.environment.unwrap().to_json();
         assert_eq!(env["vm_uptime_s"], serde_json::json!({"init": 1.0}));
 
         let silent = JudgedBoot::judge(&TARGET, "n1", "", &HostView::default(), 7);

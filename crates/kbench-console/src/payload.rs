@@ -45,14 +45,9 @@ pub struct Begin {
     pub session: Option<NewSession>,
 }
 
-/// What the workloads' own probes cost per call in the guest, ns.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CallCosts {
-    /// getcpu, with which tasks sample where they run.
-    pub getcpu: f64,
-    /// The clock read around every timed section.
-    pub clock_monotonic: f64,
-}
+/// What the workloads' own probes cost per call in the guest: the environment a boot
+/// stores keeps it.
+pub use kbench_record::CallCosts;
 
 /// Seconds since the kernel started, at /init.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

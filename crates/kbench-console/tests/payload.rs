@@ -15,7 +15,7 @@ fn session() -> NewSession {
         started_unix_ns: 1_780_000_000_000_000_000,
         kbench_version: "0.1.0".into(),
         command_line: "console=ttyS0 kbench.session=n1".into(),
-        environment: Some(json!({"cmdline": "x", "arch": "x86_64"})),
+        environment: serde_json::from_value(json!({"cmdline": "x", "arch": "x86_64"})).unwrap(),
         uuid: Some("u-1".into()),
         ..NewSession::default()
     }

@@ -4,6 +4,7 @@
 //! - [`RunRecord`]: one execution of one workload, with [`RusageDelta`] and [`TaskCpus`];
 //! - [`latency`]: the latency distributions of a run ([`LatencySeries`]);
 //! - [`ipi`]: the IPIs and other interrupts counted over a run ([`IpiAccounting`]);
+//! - [`environment`]: what a session recorded of its machine ([`SessionEnvironment`]);
 //! - [`events`]: system calls and perf_event_open counters per operation
 //!   ([`EventAccounting`], [`EventsPerOp`]);
 //! - [`metric`]: the figures a run declares for comparison ([`MetricValue`]);
@@ -15,6 +16,7 @@
 //! - [`sequential`]: a sequential comparison's design and its looks, as stored;
 //! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
 //!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
+pub mod environment;
 pub mod events;
 pub mod export;
 pub mod imported;
@@ -29,6 +31,7 @@ pub mod stored;
 pub mod wakephases;
 pub mod workload;
 
+pub use environment::{BootEnvironment, CallCosts, GuestUptimes, SessionEnvironment, VcpuPin};
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
 pub use imported::{Imported, ImportedRun, ImportedSummary};
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};

@@ -15,7 +15,7 @@ pub struct NewSession {
     pub kbench_version: String,
     pub command_line: String,
     pub seed: Option<u64>,
-    pub environment: Option<serde_json::Value>,
+    pub environment: Option<crate::SessionEnvironment>,
     /// The file an `import` session was read from; `None` for sessions run here.
     #[serde(default, deserialize_with = "source_of_any_version")]
     pub source: Option<ImportSource>,

@@ -156,7 +156,7 @@ pub struct SessionRow {
     pub kbench_version: String,
     pub command_line: String,
     pub seed: Option<u64>,
-    pub environment: Option<serde_json::Value>,
+    pub environment: Option<kbench_record::SessionEnvironment>,
     pub source: Option<ImportSource>,
     /// See [`NewSession::interleave_group`].
     pub interleave_group: Option<String>,
@@ -250,11 +250,13 @@ pub(crate) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
-    value.as_ref().map(|v| v.to_string())
+fn json_text<T: serde::Serialize>(value: &Option<T>) -> Option<String> {
+    value.as_ref().and_then(|v| serde_json::to_string(v).ok())
 }
 
-fn parse_json(text: Option<&str>) -> Option<serde_json::Value> {
+/// A JSON column as its type; `None` when it is empty or does not read as one (a
+/// hand-made database's environment that is no object).
+fn parse_json<T: serde::de::DeserializeOwned>(text: Option<&str>) -> Option<T> {
     text.and_then(|t| serde_json::from_str(t).ok())
 }
 

@@ -84,7 +84,10 @@ fn session(label: &str, started: u64, host: &str) -> NewSession {
         kbench_version: "test".into(),
         command_line: "kbench run --label x".into(),
         seed: Some(u64::MAX / 3),
-        environment: Some(json!({"hostname": host, "cpu_models": ["Cortex-A53", "Cortex-A72"]})),
+        environment: serde_json::from_value(
+            json!({"hostname": host, "cpu_models": ["Cortex-A53", "Cortex-A72"]}),
+        )
+        .unwrap(),
         ..NewSession::default()
     }
 }

@@ -396,7 +396,11 @@ fn migration_6_gives_older_sessions_uuids_and_the_machine_machine_of_names() {
                     label: "old".into(),
                     kind: "run".into(),
                     started_unix_ns: i as u64,
-                    environment: environment.clone(),
+                    // Kept as they are, odd types and all: the SQL of migration 6
+                    // names their machines.
+                    environment: environment
+                        .clone()
+                        .map(|e| serde_json::from_value(e).unwrap()),
                     ..Default::default()
                 })
                 .unwrap();

@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 
 /// Everything about the machine that can change a benchmark result, captured once per
 /// session. Every field is optional or may be empty: VMs lack cpufreq, boards lack DMI,
-/// minimal initramfs boots lack half of /proc.
+/// minimal initramfs boots lack half of /proc. A stored snapshot without some of
+/// these keys (an older version's) reads with them empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EnvSnapshot {
     /// `/proc/sys/kernel/hostname`: with the CPU models, which machine this is (a
     /// calibration of one machine's noise is never used for another).

@@ -14,6 +14,7 @@ mod guest;
 mod input;
 mod session;
 mod verdict;
+mod vm;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -68,6 +69,9 @@ enum Command {
     ImportTrace(cmd::import_trace::ImportTraceArgs),
     /// Two kernels booted alternately under qemu, kbench as their /init: the verdict with boots as units.
     VmAb(cmd::vm_ab::VmAbArgs),
+    /// The commit that moved a metric: each candidate built and booted under qemu, its
+    /// boots the units of a decision at every step.
+    Bisect(cmd::bisect::BisectArgs),
     /// A LAVA job that boots two kernels alternately on one board, kbench as their /init.
     LavaJob(cmd::lava_job::LavaJobArgs),
     /// Whether a claimed saving per event (an IPI, a context switch) could explain a
@@ -201,6 +205,7 @@ fn main() -> ExitCode {
         Command::Import(args) => on_host("import", || cmd::import::run(args)),
         Command::Stat(args) => cmd::stat::run(args),
         Command::VmAb(args) => on_host("vm-ab", || cmd::vm_ab::run(args)),
+        Command::Bisect(args) => on_host("bisect", || cmd::bisect::run(args)),
         Command::ImportConsole(args) => {
             on_host("import-console", || cmd::import_console::run(args))
         }

@@ -120,7 +120,7 @@ pub fn new_session(label: &str, kind: &str, seed: Option<u64>) -> NewSession {
         kbench_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: command_line(),
         seed,
-        environment: serde_json::to_value(&snapshot).ok(),
+        environment: Some(kbench_record::SessionEnvironment::of(snapshot)),
         source: None,
         interleave_group: None,
         uuid: Some(kbench_store::store::new_session_uuid()),

@@ -592,7 +592,12 @@ fn output_goes_to_the_file_asked_for() {
 }
 
 /// Real run records: a short `kbench run` on this machine.
-fn real_runs(dir: &Path) -> (Vec<kbench_store::StoredRun>, Option<Value>) {
+fn real_runs(
+    dir: &Path,
+) -> (
+    Vec<kbench_store::StoredRun>,
+    Option<kbench_record::SessionEnvironment>,
+) {
     let db = dir.join("source.db");
     let out = kbench(&[
         "run",
@@ -622,7 +627,7 @@ fn boot_console(
     boot_id: &str,
     release: &str,
     runs: &[kbench_store::StoredRun],
-    environment: &Option<Value>,
+    environment: &Option<kbench_record::SessionEnvironment>,
 ) -> Vec<String> {
     let session = kbench_store::NewSession {
         label: "guest".into(),

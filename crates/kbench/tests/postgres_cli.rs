@@ -175,9 +175,10 @@ fn board_database(dir: &Path, sessions: u64, runs: u32) -> PathBuf {
                 started_unix_ns: 1_000 + s,
                 kbench_version: "test".into(),
                 command_line: "kbench run --label board".into(),
-                environment: Some(
+                environment: serde_json::from_value(
                     serde_json::json!({"hostname": "board-1", "cpu_models": ["A53"]}),
-                ),
+                )
+                .unwrap(),
                 uuid: Some(kbench_store::store::new_session_uuid()),
                 ..NewSession::default()
             },
@@ -371,12 +372,13 @@ fn move_last_session(local: &Path, label: &str, host: &str) {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .unwrap();
-    let mut environment: serde_json::Value = serde_json::from_str(&environment).unwrap();
-    environment["hostname"] = host.into();
+    let mut environment: kbench_record::SessionEnvironment =
+        serde_json::from_str(&environment).unwrap();
+    environment.snapshot.as_mut().unwrap().hostname = Some(host.into());
     conn.execute(
         "UPDATE sessions SET environment = ?1, machine = ?2 WHERE id = ?3",
         rusqlite::params![
-            environment.to_string(),
+            serde_json::to_string(&environment).unwrap(),
             kbench_store::machine_of(Some(&environment)),
             id
         ],

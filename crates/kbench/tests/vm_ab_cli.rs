@@ -3,40 +3,12 @@
 //! the results read back from the serial console and stored, boots as the units.
 mod common;
 use common::{
-    assert_success, cached_file, existing_file_from_env, kbench_command, kernel_cache,
-    one_line_error, runs, skip_or_fail,
+    assert_success, cached_file, kbench_command, kernel_cache, kernels, one_line_error,
+    skip_or_fail, static_kbench,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-/// The static kbench scripts/test.sh builds, to boot as /init.
-fn static_kbench() -> Option<String> {
-    existing_file_from_env("KBENCH_STATIC_BIN")
-}
-
-/// The cached 6.1 and 6.12 cloud kernel packages, or None (with a SKIP line) when the
-/// fetch script has not run, qemu is missing or no static kbench was built.
-fn kernels() -> Option<(PathBuf, PathBuf)> {
-    if static_kbench().is_none() {
-        skip_or_fail("KBENCH_STATIC_BIN unset (scripts/test.sh builds and exports it)");
-        return None;
-    }
-    let cache = kernel_cache();
-    match (
-        cached_file(&cache, "linux-image-6.1.0-", ".deb"),
-        cached_file(&cache, "linux-image-6.12.", ".deb"),
-        runs("qemu-system-x86_64"),
-    ) {
-        (Some(a), Some(b), true) => Some((a, b)),
-        _ => {
-            skip_or_fail(
-                "no cached kernels or no qemu (scripts/test.sh fetches and installs them)",
-            );
-            None
-        }
-    }
-}
 
 /// kbench `args` with this kbench booted as /init, on `db`.
 fn kbench_booting(args: &[&str], db: &Path) -> Output {

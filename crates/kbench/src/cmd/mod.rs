@@ -1,6 +1,7 @@
 //! One module per subcommand; `main.rs` only wires them to clap.
 pub mod ab;
 pub mod bench;
+pub mod bisect;
 pub mod calibrate;
 pub mod compare;
 pub mod completions;

@@ -24,8 +24,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         let kernel = s
             .environment
             .as_ref()
-            .and_then(|e| e.get("kernel_release"))
-            .and_then(|k| k.as_str())
+            .and_then(|e| e.snapshot.as_ref()?.kernel_release.as_deref())
             .unwrap_or("?")
             .to_string();
         let boot = s

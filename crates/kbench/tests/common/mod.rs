@@ -322,3 +322,31 @@ fn cpu_times() -> std::collections::BTreeMap<u32, (u64, u64)> {
         })
         .collect()
 }
+
+/// The static kbench scripts/test.sh builds, to boot as /init.
+pub fn static_kbench() -> Option<String> {
+    existing_file_from_env("KBENCH_STATIC_BIN")
+}
+
+/// The cached 6.1 and 6.12 cloud kernel packages, or None (with a SKIP line) when the
+/// fetch script has not run, qemu is missing or no static kbench was built.
+pub fn kernels() -> Option<(PathBuf, PathBuf)> {
+    if static_kbench().is_none() {
+        skip_or_fail("KBENCH_STATIC_BIN unset (scripts/test.sh builds and exports it)");
+        return None;
+    }
+    let cache = kernel_cache();
+    match (
+        cached_file(&cache, "linux-image-6.1.0-", ".deb"),
+        cached_file(&cache, "linux-image-6.12.", ".deb"),
+        runs("qemu-system-x86_64"),
+    ) {
+        (Some(a), Some(b), true) => Some((a, b)),
+        _ => {
+            skip_or_fail(
+                "no cached kernels or no qemu (scripts/test.sh fetches and installs them)",
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! What a bisection decides with, from labels already loaded: the boots of each commit
+//! as units of its primary metrics, the check that good and bad differ (the sequential
+//! rule of `vm-ab --until-decided`), and each step's look ([`kbench_stats::bisect`]).
+use crate::group::{self, Key};
+use crate::label::LabelData;
+use crate::sequential::log_unit_means;
+use kbench_stats::bisect::{noise_of, step_look, StepLook};
+use kbench_stats::sequential::{look, KnownNoise, Look, SequentialDesign};
+use kbench_stats::Level;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A metric a bisection can follow: `workload metric`, with the parameters and variant
+/// that keep its runs apart from others of the workload.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MetricName {
+    pub workload: String,
+    pub params: String,
+    pub variant: String,
+    pub metric: String,
+}
+
+impl MetricName {
+    fn of(key: &Key) -> MetricName {
+        MetricName {
+            workload: key.run.workload.clone(),
+            params: key.run.params.clone(),
+            variant: key.run.variant.clone(),
+            metric: key.metric.clone(),
+        }
+    }
+
+    /// Whether `spec` (`METRIC` or `WORKLOAD:METRIC`, the workload as stored or by its
+    /// short name: `pipe`, `sched/pipe`) names this metric.
+    pub fn matches(&self, spec: &str) -> bool {
+        match spec.split_once(':') {
+            Some((workload, metric)) => {
+                metric == self.metric
+                    && (workload == self.workload
+                        || self.workload.rsplit('/').next() == Some(workload))
+            }
+            None => spec == self.metric,
+        }
+    }
+}
+
+impl std::fmt::Display for MetricName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.workload, self.metric)?;
+        if !self.variant.is_empty() {
+            write!(f, " ({})", self.variant)?;
+        }
+        Ok(())
+    }
+}
+
+/// One metric's boots: the mean log value of each successful boot, in the order they
+/// were stored, its direction, and whether it is one of the suite's primary metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootUnits {
+    pub units: Vec<f64>,
+    pub higher_is_better: bool,
+    pub primary: bool,
+}
+
+/// The label's first `sessions` sessions (in the order they were stored: a bisection
+/// resumed decides on the boots it had then, not on later ones), as boot units of each
+/// metric.
+pub fn boot_units(data: &LabelData, sessions: usize) -> BTreeMap<MetricName, BootUnits> {
+    let mut ids: Vec<i64> = data.sessions.iter().map(|s| s.id).collect();
+    ids.sort_unstable();
+    let kept: BTreeSet<i64> = ids.into_iter().take(sessions).collect();
+    let sessions: Vec<_> = data
+        .sessions
+        .iter()
+        .filter(|s| kept.contains(&s.id))
+        .cloned()
+        .collect();
+    let runs: Vec<_> = data
+        .runs
+        .iter()
+        .filter(|r| kept.contains(&r.session_id))
+        .cloned()
+        .collect();
+    group::group(&runs, &sessions)
+        .into_iter()
+        .map(|(key, side)| {
+            (
+                MetricName::of(&key),
+                BootUnits {
+                    units: log_unit_means(&side.observations, Level::Boot),
+                    higher_is_better: side.higher_is_better,
+                    primary: side.primary,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Whether two commits differ on a metric (good and bad; the first bad commit and its
+/// parent): the sequential rule over their boots, at `alpha` with the practical
+/// threshold `delta_pct` and a bound of `max_boots` a side. `known`: the spread of
+/// other boots of this machine and suite (the endpoints', for the confirmation).
+pub fn endpoints_look(
+    good: &BootUnits,
+    bad: &BootUnits,
+    alpha: f64,
+    delta_pct: f64,
+    max_boots: usize,
+    known: Option<KnownNoise>,
+) -> Look {
+    let design = SequentialDesign {
+        alpha,
+        delta_pct,
+        max_units_per_side: max_boots,
+        primaries: 1,
+        higher_is_better: good.higher_is_better,
+    };
+    look(&design, &good.units, &bad.units, known)
+}
+
+/// The spread of boots of both ends, pooled, as a known spread for later comparisons.
+pub fn endpoints_noise(good: &BootUnits, bad: &BootUnits) -> Option<KnownNoise> {
+    noise_of(&[&good.units, &bad.units])
+}
+
+/// One look at a step: the candidate's boots against the endpoints'.
+pub fn candidate_look(
+    good: &BootUnits,
+    bad: &BootUnits,
+    candidate: &BootUnits,
+    alpha: f64,
+    max_boots: usize,
+) -> StepLook {
+    step_look(&good.units, &bad.units, &candidate.units, alpha, max_boots)
+}
+
+/// α for each step of a bisection over `commits` commits: the union bound over the steps
+/// it can take (⌈log2(commits + 1)⌉, and the confirmation).
+pub fn alpha_per_step(alpha: f64, commits: usize) -> f64 {
+    let steps = (commits as f64 + 1.0).log2().ceil().max(1.0) + 1.0;
+    alpha / steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_is_named_by_its_metric_or_its_workload_and_metric() {
+        let name = MetricName {
+            workload: "sched/pipe".into(),
+            params: String::new(),
+            variant: "same-cpu".into(),
+            metric: "usecs_per_op".into(),
+        };
+        assert!(name.matches("usecs_per_op"));
+        assert!(name.matches("pipe:usecs_per_op"));
+        assert!(name.matches("sched/pipe:usecs_per_op"));
+        assert!(!name.matches("messaging:usecs_per_op"));
+        assert!(!name.matches("ops_per_sec"));
+        assert_eq!(name.to_string(), "sched/pipe usecs_per_op (same-cpu)");
+    }
+
+    #[test]
+    fn twelve_commits_are_four_steps_and_the_confirmation() {
+        assert!((alpha_per_step(0.05, 12) - 0.01).abs() < 1e-12);
+        assert!((alpha_per_step(0.05, 1) - 0.025).abs() < 1e-12);
+    }
+}
