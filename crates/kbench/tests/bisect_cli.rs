@@ -180,7 +180,7 @@ fn killed_and_resumed(
     assert!(resumed.status.success(), "{out}\n{err}");
     assert!(
         out.contains(&format!(
-            "first bad commit: {} poll in idle",
+            "first bad commit: {} trace every kernel function",
             &ids[planted][..12]
         )),
         "{out}\n{err}"
