@@ -9,6 +9,10 @@
 # Prints kbench's answer and where the time went.
 #
 #   scripts/bisect-kernel.sh [WORK_DIR]    # default: a new directory under /tmp, kept
+#
+# KBENCH names the kbench to run (default: scripts/build-static.sh's release build),
+# KBENCH_INIT the static one to boot as /init (default: KBENCH). Run again with the same
+# WORK_DIR, it resumes the bisection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -18,7 +22,8 @@ log() { echo "bisect-kernel: $*" >&2; }
 
 scripts/install-packages.sh linux-source-6.1 build-essential flex bison bc libelf-dev \
     libssl-dev cpio git qemu-system-x86 xz-utils
-kbench=$root/$(scripts/build-static.sh)
+kbench=${KBENCH:-$root/$(scripts/build-static.sh)}
+init=${KBENCH_INIT:-$kbench}
 tree=$work/linux
 
 start=$SECONDS
@@ -27,13 +32,17 @@ if [[ ! -d $tree/.git ]]; then
     rm -rf "$tree"
     mkdir -p "$tree"
     tar -xaf /usr/src/linux-source-6.1.tar.xz -C "$tree" --strip-components=1
+    # Debian's .gitignore ignores everything at the top level (its packaging keeps the
+    # source elsewhere); a kernel tree's own rules are the ones above that block.
+    sed -i '/^# Debian packaging/,$d' "$tree/.gitignore"
     git -C "$tree" init -q -b main
     git -C "$tree" config user.email bisect@example.org
     git -C "$tree" config user.name "kbench bisect-kernel.sh"
     git -C "$tree" add -A
     git -C "$tree" commit -q -m "Debian linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
 
-    # What kbench's guest needs on top of tinyconfig: a 64-bit SMP kernel with the
+    # What kbench's guest needs on top of tinyconfig: a 64-bit SMP kernel that finds
+    # its other CPUs (MP tables, IO-APIC, ACPI, which also powers qemu off), the
     # serial console, an initramfs (gzip), ELF binaries, proc, sysfs, devtmpfs, tmpfs,
     # the syscalls the workloads make (futex, epoll, eventfd, timerfd, seccomp with
     # user notification, membarrier, Unix sockets), /proc/config.gz, and software perf
@@ -42,6 +51,11 @@ if [[ ! -d $tree/.git ]]; then
 CONFIG_64BIT=y
 CONFIG_SMP=y
 CONFIG_NR_CPUS=8
+CONFIG_X86_MPPARSE=y
+CONFIG_X86_LOCAL_APIC=y
+CONFIG_X86_IO_APIC=y
+CONFIG_PCI=y
+CONFIG_ACPI=y
 CONFIG_PRINTK=y
 CONFIG_TTY=y
 CONFIG_SERIAL_8250=y
@@ -108,7 +122,10 @@ build='make -s tinyconfig >/dev/null &&
     make -s -j"$(nproc)" bzImage &&
     cp arch/x86/boot/bzImage "$KBENCH_OUT/image"'
 db=$work/bisect.db
-args=(--tree "$tree" --db "$db" --init "$kbench" --accel tcg --exit-timeout 2
+# random.trust_cpu=on: this kernel has no other early entropy, and the guest's
+# getrandom (a session's UUID) would block until the pool fills, minutes under TCG.
+args=(--tree "$tree" --db "$db" --init "$init" --accel tcg --exit-timeout 2
+    --kernel-arg random.trust_cpu=on
     --suite 'pipe:-l 2000 --placement same-cpu' --runs 3)
 if [[ -f $db ]]; then
     "$kbench" bisect --resume "${args[@]}"
