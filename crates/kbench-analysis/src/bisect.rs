@@ -55,7 +55,7 @@ impl std::fmt::Display for MetricName {
 
 /// One metric's boots: the mean log value of each successful boot, in the order they
 /// were stored, its direction, and whether it is one of the suite's primary metrics.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BootUnits {
     pub units: Vec<f64>,
     pub higher_is_better: bool,
@@ -69,19 +69,8 @@ pub fn boot_units(data: &LabelData, sessions: usize) -> BTreeMap<MetricName, Boo
     let mut ids: Vec<i64> = data.sessions.iter().map(|s| s.id).collect();
     ids.sort_unstable();
     let kept: BTreeSet<i64> = ids.into_iter().take(sessions).collect();
-    let sessions: Vec<_> = data
-        .sessions
-        .iter()
-        .filter(|s| kept.contains(&s.id))
-        .cloned()
-        .collect();
-    let runs: Vec<_> = data
-        .runs
-        .iter()
-        .filter(|r| kept.contains(&r.session_id))
-        .cloned()
-        .collect();
-    group::group(&runs, &sessions)
+    let used = data.of_sessions(|s| kept.contains(&s.id));
+    group::group(&used.runs, &used.sessions)
         .into_iter()
         .map(|(key, side)| {
             (

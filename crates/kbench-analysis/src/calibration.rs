@@ -116,23 +116,11 @@ pub fn compute(data: &LabelData, seed: u64) -> Result<NewCalibration, crate::Ana
             "no calibration sessions with an environment under '{label}'"
         )));
     };
-    let mine: Vec<SessionRow> = data
-        .sessions
-        .iter()
-        .filter(|s| {
-            fingerprint_of(std::slice::from_ref(s)).is_some_and(|f| f.same_machine(&machine))
-        })
-        .cloned()
-        .collect();
-    let ids: std::collections::BTreeSet<i64> = mine.iter().map(|s| s.id).collect();
-    let runs: Vec<_> = data
-        .runs
-        .iter()
-        .filter(|r| ids.contains(&r.session_id))
-        .cloned()
-        .collect();
+    let mine = data.of_sessions(|s| {
+        fingerprint_of(std::slice::from_ref(s)).is_some_and(|f| f.same_machine(&machine))
+    });
     let mut components = Vec::new();
-    for (key, side) in group::group(&runs, &mine) {
+    for (key, side) in group::group(&mine.runs, &mine.sessions) {
         if side.observations.iter().any(|o| o.value <= 0.0) {
             continue;
         }
@@ -143,7 +131,7 @@ pub fn compute(data: &LabelData, seed: u64) -> Result<NewCalibration, crate::Ana
             &noise_components(&side.observations),
         ));
     }
-    for (run_key, series) in group::series_runs(&runs, &mine).0 {
+    for (run_key, series) in group::series_runs(&mine.runs, &mine.sessions).0 {
         for (name, histograms) in series {
             for (q, _) in POOLED_QUANTILES {
                 let units = kbench_stats::pooled::session_estimates(&histograms, q, 200, seed);
@@ -159,18 +147,22 @@ pub fn compute(data: &LabelData, seed: u64) -> Result<NewCalibration, crate::Ana
             }
         }
     }
-    let boots: std::collections::BTreeSet<_> =
-        mine.iter().filter_map(|s| s.boot_id.clone()).collect();
+    let boots: std::collections::BTreeSet<_> = mine
+        .sessions
+        .iter()
+        .filter_map(|s| s.boot_id.clone())
+        .collect();
     Ok(NewCalibration {
         label: label.to_string(),
         created_unix_ns: mine
+            .sessions
             .iter()
             .filter_map(|s| s.ended_unix_ns)
             .max()
             .unwrap_or(0),
         kbench_version: machine.kbench_version.clone(),
         fingerprint: serde_json::to_value(&machine).unwrap_or_default(),
-        sessions: mine.len() as u64,
+        sessions: mine.sessions.len() as u64,
         boots: boots.len() as u64,
         components,
     })

@@ -27,12 +27,12 @@ impl LabelData {
 
     /// The sessions of `machine` with their runs and summaries.
     pub fn of_machine(&self, machine: &str) -> LabelData {
-        let sessions: Vec<SessionRow> = self
-            .sessions
-            .iter()
-            .filter(|s| s.machine.as_deref() == Some(machine))
-            .cloned()
-            .collect();
+        self.of_sessions(|s| s.machine.as_deref() == Some(machine))
+    }
+
+    /// The sessions `keep` accepts, with their runs and summaries.
+    pub fn of_sessions(&self, keep: impl Fn(&SessionRow) -> bool) -> LabelData {
+        let sessions: Vec<SessionRow> = self.sessions.iter().filter(|s| keep(s)).cloned().collect();
         let ids: BTreeSet<i64> = sessions.iter().map(|s| s.id).collect();
         LabelData {
             label: self.label.clone(),

@@ -49,9 +49,9 @@ pub struct BisectArgs {
     /// [default: bisect-GOOD-BAD, 8 hex digits each].
     #[arg(long)]
     pub name: Option<String>,
-    /// The metric to follow: METRIC or WORKLOAD:METRIC, any the suite records (a count
-    /// per op such as call_ipis_per_op is far less noisy than a time under TCG)
-    /// [default: the primary metric of the suite that good and bad differ on].
+    /// The metric to follow: METRIC or WORKLOAD:METRIC, any the suite records, primary
+    /// or not; pick one whose boots agree (docs/bisect.md) [default: the primary metric
+    /// of the suite that good and bad differ on].
     #[arg(long, value_name = "SPEC")]
     pub metric: Option<String>,
     /// The practical threshold δ, percent: good and bad must differ by more.
@@ -118,11 +118,11 @@ pub fn run(args: BisectArgs) -> anyhow::Result<i32> {
 }
 
 /// A new bisection's state directory, with the words that started it saved.
-fn new_bisection(args: BisectArgs, states: &Path) -> anyhow::Result<(BisectArgs, PathBuf)> {
+fn new_bisection(mut args: BisectArgs, states: &Path) -> anyhow::Result<(BisectArgs, PathBuf)> {
     // A bisection that could not start is not saved.
     args.machine.setup(&args.guest, &[])?;
-    range(&args)?;
-    let name = bisection_name(&args)?;
+    let (good, bad) = range(&args)?;
+    let name = bisection_name(args.name.as_deref(), &good, &bad)?;
     let dir = states.join(&name);
     if dir.join(COMMAND_FILE).exists() {
         return usage(format!(
@@ -136,6 +136,7 @@ fn new_bisection(args: BisectArgs, states: &Path) -> anyhow::Result<(BisectArgs,
         .skip(1)
         .collect();
     std::fs::write(dir.join(COMMAND_FILE), serde_json::to_vec(&words)?)?;
+    args.name = Some(name);
     Ok((args, dir))
 }
 
@@ -156,17 +157,11 @@ fn range(args: &BisectArgs) -> anyhow::Result<(String, String)> {
     Ok((good, bad))
 }
 
-/// The name given, or one made of good and bad.
-fn bisection_name(args: &BisectArgs) -> anyhow::Result<String> {
-    let name = match &args.name {
-        Some(name) => name.clone(),
-        None => {
-            let commit = |rev: &Option<String>| -> anyhow::Result<String> {
-                let rev = rev.as_deref().unwrap_or("HEAD");
-                Ok(tree::commit_of(&args.tree, rev).map_err(tree_error)?[..8].to_string())
-            };
-            format!("bisect-{}-{}", commit(&args.good)?, commit(&args.bad)?)
-        }
+/// The name given, or one made of the good and bad commits.
+fn bisection_name(given: Option<&str>, good: &str, bad: &str) -> anyhow::Result<String> {
+    let name = match given {
+        Some(name) => name.to_string(),
+        None => format!("bisect-{}-{}", &good[..8], &bad[..8]),
     };
     // Its labels must be labels.
     session::check_label(&format!("{name}@000000000000"))?;
@@ -338,10 +333,7 @@ impl Bisection {
         };
         std::fs::create_dir_all(&cache.dir)?;
         let store = args.db.open()?;
-        let name = args
-            .name
-            .clone()
-            .map_or_else(|| bisection_name(&args), Ok)?;
+        let name = bisection_name(args.name.as_deref(), &good, &bad)?;
         Ok(Bisection {
             build: build.clone(),
             name,
@@ -458,13 +450,9 @@ impl Bisection {
     fn establish(&mut self) -> anyhow::Result<Option<(MetricName, Look)>> {
         let (good, bad) = (self.good.clone(), self.bad.clone());
         let max = self.args.max_boots_per_step as usize;
-        for pair in 0..max {
-            let order = if pair % 2 == 0 {
-                [&good, &bad]
-            } else {
-                [&bad, &good]
-            };
-            for commit in order {
+        for (pair, order) in abba_pairs(max).into_iter().enumerate() {
+            for side in order {
+                let commit = [&good, &bad][side];
                 let label = self.label(commit);
                 self.boot(commit, &label)?;
             }
@@ -497,9 +485,7 @@ impl Bisection {
                 .into_iter()
                 .map(|(name, gu, bu)| {
                     let mut look = endpoints_look(gu, bu, alpha, self.args.delta, max, None);
-                    if pair + 1 == max && !look.decision.is_final() {
-                        look.decision = Decision::Undecided;
-                    }
+                    close_at_last_pair(&mut look, pair, max);
                     (name.clone(), look)
                 })
                 .collect();
@@ -629,19 +615,10 @@ impl Bisection {
         // these fresh boots, so the interval is bounded after fewer of them.
         let (good, bad) = self.endpoint_units(metric)?;
         let known = endpoints_noise(&good, &bad);
-        for pair in 0..max {
-            let order = if pair % 2 == 0 {
-                [
-                    (&parent, &parent_label),
-                    (&first_bad.to_string(), &bad_label),
-                ]
-            } else {
-                [
-                    (&first_bad.to_string(), &bad_label),
-                    (&parent, &parent_label),
-                ]
-            };
-            for (commit, label) in order {
+        let first_bad = first_bad.to_string();
+        for (pair, order) in abba_pairs(max).into_iter().enumerate() {
+            for side in order {
+                let (commit, label) = [(&parent, &parent_label), (&first_bad, &bad_label)][side];
                 self.boot(commit, label)?;
             }
             let (p, b) = (self.units_of(&parent_label)?, self.units_of(&bad_label)?);
@@ -649,9 +626,7 @@ impl Bisection {
                 continue;
             };
             let mut look = endpoints_look(p, b, alpha, self.args.delta, max, known);
-            if pair + 1 == max && !look.decision.is_final() {
-                look.decision = Decision::Undecided;
-            }
+            close_at_last_pair(&mut look, pair, max);
             errln!(
                 "kbench: confirming against its parent after {} boot pairs: {}",
                 pair + 1,
@@ -740,7 +715,7 @@ impl Bisection {
         Ok(ok)
     }
 
-    /// Each primary metric's units over the sessions of `label` used so far.
+    /// Each metric's units over the sessions of `label` used so far.
     fn units_of(&self, label: &str) -> anyhow::Result<BTreeMap<MetricName, BootUnits>> {
         let data = LabelData::load(&self.store, label).map_err(crate::analysis_error)?;
         Ok(boot_units(
@@ -751,11 +726,7 @@ impl Bisection {
 
     fn endpoint_units(&self, metric: &MetricName) -> anyhow::Result<(BootUnits, BootUnits)> {
         let pick = |label: String| -> anyhow::Result<BootUnits> {
-            Ok(self.units_of(&label)?.remove(metric).unwrap_or(BootUnits {
-                units: Vec::new(),
-                higher_is_better: false,
-                primary: false,
-            }))
+            Ok(self.units_of(&label)?.remove(metric).unwrap_or_default())
         };
         Ok((pick(self.label(&self.good))?, pick(self.label(&self.bad))?))
     }
@@ -838,6 +809,22 @@ impl Bisection {
             self.name
         );
         Ok(())
+    }
+}
+
+/// `pairs` pairs of boots of two sides (0 and 1) in ABBA order, as vm-ab boots them.
+fn abba_pairs(pairs: usize) -> Vec<[usize; 2]> {
+    kbench_boot::qemu::order(u32::try_from(pairs).unwrap_or(u32::MAX))
+        .chunks(2)
+        .map(|pair| [pair[0].1, pair[1].1])
+        .collect()
+}
+
+/// No more pairs after the last: a look still open is undecided (failed boots can
+/// leave a side short of the bound the rule stops at by itself).
+fn close_at_last_pair(look: &mut Look, pair: usize, pairs: usize) {
+    if pair + 1 == pairs && !look.decision.is_final() {
+        look.decision = Decision::Undecided;
     }
 }
 
