@@ -52,7 +52,9 @@ print_timings() {
     note_time "whole run" $((SECONDS - script_start))
     echo "test.sh: where the time went"
     printf '  %s\n' "${timings[@]}"
+    echo "test.sh: target/ takes $(du -sh target 2>/dev/null | cut -f1), $(free_gb) GB left on its disk"
 }
+free_gb() { df -Pk . | awk 'NR == 2 {printf "%.1f", $4 / 1048576}'; }
 pg_dir=""
 cleanup() {
     # A step that failed ends the script: say where the time went up to there.
@@ -82,6 +84,12 @@ fetch_outside() {
 outside_start=$SECONDS
 fetch_outside >"$background_log" 2>&1 &
 background_pid=$!
+
+# A whole run writes about 2.5 GB under target/, and a full disk shows up only as a
+# linker's bus error minutes in: say it first.
+if awk -v gb="$(free_gb)" 'BEGIN {exit !(gb < 3)}'; then
+    echo "test.sh: warning: only $(free_gb) GB free here; a whole run writes about 2.5 GB under target/" >&2
+fi
 
 export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261130}
 step "cargo fmt --check" cargo fmt --all --check
