@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A metric a bisection can follow: `workload metric`, with the parameters and variant
 /// that keep its runs apart from others of the workload.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct MetricName {
     pub workload: String,
     pub params: String,
@@ -20,7 +20,7 @@ pub struct MetricName {
 }
 
 impl MetricName {
-    fn of(key: &Key) -> MetricName {
+    pub(crate) fn of(key: &Key) -> MetricName {
         MetricName {
             workload: key.run.workload.clone(),
             params: key.run.params.clone(),

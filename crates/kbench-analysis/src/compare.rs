@@ -294,7 +294,8 @@ fn refuse_same(base: &str, new: &str) -> Result<(), AnalysisError> {
     Ok(())
 }
 
-fn check_label(store: &Store, label: &str) -> Result<(), AnalysisError> {
+/// A usage error unless `store` holds runs labelled `label`.
+pub fn check_label(store: &Store, label: &str) -> Result<(), AnalysisError> {
     if !store.has_label(label)? {
         return Err(AnalysisError::Usage(format!(
             "no runs labelled '{label}' in {}",

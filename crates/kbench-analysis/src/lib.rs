@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod calibration;
 pub mod compare;
 pub mod group;
+pub mod history;
 pub mod label;
 pub mod model;
 pub mod modes;

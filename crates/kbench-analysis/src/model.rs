@@ -54,12 +54,16 @@ impl MachinesCompared {
     /// The compare option that makes the same choice again (shell-quoted).
     pub fn compare_option(&self) -> String {
         match self {
-            MachinesCompared::One { machine, .. } => {
-                format!(" --machine '{}'", machine.replace('\'', r"'\''"))
-            }
+            MachinesCompared::One { machine, .. } => machine_option(machine),
             MachinesCompared::Across { .. } => " --across-machines".into(),
         }
     }
+}
+
+/// ` --machine 'M'`: the option of `compare` and `history` that picks one machine,
+/// shell-quoted.
+pub fn machine_option(machine: &str) -> String {
+    format!(" --machine '{}'", machine.replace('\'', r"'\''"))
 }
 
 /// One side's label and how much replication it has.

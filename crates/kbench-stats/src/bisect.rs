@@ -113,17 +113,13 @@ pub fn noise_of(samples: &[&[f64]]) -> Option<KnownNoise> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
     /// `n` boots' mean logs around `center` (log), with SD `sd`, from `rng`.
     fn boots(rng: &mut ChaCha8Rng, n: usize, center: f64, sd: f64) -> Vec<f64> {
         (0..n)
-            .map(|_| {
-                // Box-Muller: normal noise from two uniforms.
-                let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
-                center + sd * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-            })
+            .map(|_| center + sd * crate::calibration::normal(rng))
             .collect()
     }
 

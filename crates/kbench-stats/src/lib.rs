@@ -13,6 +13,7 @@
 
 pub mod bisect;
 pub mod calibration;
+pub mod changepoint;
 pub mod compare;
 pub mod descriptive;
 pub mod diagnostics;

@@ -78,6 +78,9 @@ enum Command {
     /// change: the largest change it could make in a label's runs, and with --base, the
     /// saving the observed change would need.
     Plausible(cmd::plausible::PlausibleArgs),
+    /// Each metric's unit means per label in order, per machine, and where the series
+    /// changes: a lab's history of kernels, with boots as units.
+    History(cmd::history::HistoryArgs),
     /// The comparison as one self-contained HTML page with its plots: verdicts, runs in
     /// the order they ran, distributions, latency percentiles.
     Report(cmd::report::ReportArgs),
@@ -212,6 +215,7 @@ fn main() -> ExitCode {
         Command::ImportTrace(args) => on_host("import-trace", || cmd::import_trace::run(args)),
         Command::LavaJob(args) => on_host("lava-job", || cmd::lava_job::run(args)),
         Command::Plausible(args) => cmd::plausible::run(args),
+        Command::History(args) => cmd::history::run(args),
         Command::Env(args) => cmd::env::run(args),
         Command::Initramfs(args) => on_host("initramfs", || cmd::initramfs::run(args)),
         Command::Completions(args) => on_host("completions", || {

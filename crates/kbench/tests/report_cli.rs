@@ -4,7 +4,6 @@
 mod common;
 use common::{kbench_on, utf8_stdout_ok};
 use std::path::Path;
-use std::process::Command;
 
 /// What kbench `args` on `db` prints, which must be UTF-8: the page is compared as text.
 fn ok(db: &Path, args: &[&str]) -> String {
@@ -65,61 +64,5 @@ fn a_report_of_real_runs_has_every_plot_and_renders_in_chromium() {
         page.contains(&format!("kernel {}", release.trim())),
         "the header names the kernel"
     );
-    render_in_chromium(dir.path());
-}
-
-/// Chromium's binary, when installed (scripts/test.sh installs it; there it must run).
-fn chromium() -> Option<&'static str> {
-    let found = Path::new("/usr/bin/chromium").exists();
-    if !found {
-        assert!(
-            std::env::var_os("KBENCH_REQUIRE_CHROMIUM").is_none(),
-            "KBENCH_REQUIRE_CHROMIUM is set, but /usr/bin/chromium is not installed"
-        );
-        eprintln!("SKIP: no /usr/bin/chromium");
-    }
-    found.then_some("/usr/bin/chromium")
-}
-
-fn render_in_chromium(dir: &Path) {
-    let Some(chromium) = chromium() else {
-        return;
-    };
-    let png = dir.join("report.png");
-    let profile = dir.join("profile");
-    let out = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=820,2400",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("file://{}", dir.join("report.html").display()))
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium: {log}");
-    // The page's own console (a CSP violation, a parse error) says CONSOLE.
-    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    let pixels = &pixels[..info.buffer_size()];
-    let channels = info.color_type.samples();
-    let first = &pixels[..channels];
-    let differing = pixels.chunks(channels).filter(|p| p != &first).count();
-    let total = pixels.len() / channels;
-    assert!(
-        differing * 100 > total,
-        "the screenshot is blank: {differing} of {total} pixels differ from the first"
-    );
+    common::render_in_chromium(&dir.path().join("report.html"));
 }

@@ -2,6 +2,7 @@
 //! fetched resource (a Content-Security-Policy says so to the browser), inline SVG
 //! plots whose colours are CSS classes, so that dark mode and print restyle them.
 //! Every piece of text goes through [`svg::escape`].
+pub mod history;
 pub mod plots;
 pub mod svg;
 
@@ -49,6 +50,8 @@ svg .small { stroke-width: .8; } svg .outlier { fill: none; stroke: var(--fg); r
 svg .ci.base { fill: var(--base); fill-opacity: .15; stroke: none; }
 svg .ci.new { fill: var(--new); fill-opacity: .15; stroke: none; }
 svg .median { stroke-width: 2; }
+svg .segment { stroke: var(--base); stroke-width: 2; }
+svg .change { stroke: var(--new); stroke-width: 1.5; stroke-dasharray: 5 3; }
 svg .ecdf, svg .curve { fill: none; stroke-width: 1.5; }
 svg .curve.new, svg .ecdf.new { stroke-dasharray: 5 2; }
 svg .verdict-regression { fill: var(--new); font-weight: bold; }

@@ -10,14 +10,14 @@ use kbench_analysis::plots::{
     LatencyCurves, RunPoint, WorkloadPlot, MEDIAN_CONFIDENCE, OUTLIER_RULE,
 };
 
-const WIDTH: f64 = 760.0;
-const LEFT: f64 = 64.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 16.0;
-const BOTTOM: f64 = 36.0;
+pub(super) const WIDTH: f64 = 760.0;
+pub(super) const LEFT: f64 = 64.0;
+pub(super) const RIGHT: f64 = 16.0;
+pub(super) const TOP: f64 = 16.0;
+pub(super) const BOTTOM: f64 = 36.0;
 
 /// A plot that cannot be drawn says why, in its place.
-fn no_plot(why: &str) -> String {
+pub(super) fn no_plot(why: &str) -> String {
     format!("<p class=\"noplot\">{}</p>", escape(why))
 }
 
@@ -36,7 +36,7 @@ fn side_shape(side: SideName) -> Shape {
 }
 
 /// Horizontal grid lines and labels of a y scale.
-fn y_axis(svg: &mut Svg, y: &Linear, height: f64, unit: &str) {
+pub(super) fn y_axis(svg: &mut Svg, y: &Linear, height: f64, unit: &str) {
     for t in y.ticks() {
         let py = y.px(t);
         svg.line(LEFT, py, WIDTH - RIGHT, py, "grid");

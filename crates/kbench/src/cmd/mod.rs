@@ -8,6 +8,7 @@ pub mod completions;
 pub mod env;
 pub mod exec;
 pub mod export;
+pub mod history;
 pub mod import;
 pub mod import_console;
 pub mod import_trace;

@@ -350,3 +350,62 @@ pub fn kernels() -> Option<(PathBuf, PathBuf)> {
         }
     }
 }
+
+/// Chromium's binary, when installed (scripts/test.sh installs it; there it must run).
+pub fn chromium() -> Option<&'static str> {
+    let found = Path::new("/usr/bin/chromium").exists();
+    if !found {
+        assert!(
+            std::env::var_os("KBENCH_REQUIRE_CHROMIUM").is_none(),
+            "KBENCH_REQUIRE_CHROMIUM is set, but /usr/bin/chromium is not installed"
+        );
+        eprintln!("SKIP: no /usr/bin/chromium");
+    }
+    found.then_some("/usr/bin/chromium")
+}
+
+/// Renders the page `html` in headless Chromium to a PNG beside it, which must not be
+/// blank, with no message on the page's console (a CSP violation, a parse error).
+pub fn render_in_chromium(html: &Path) {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = html.parent().unwrap();
+    let png = html.with_extension("png");
+    let profile = dir.join("chromium-profile");
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=820,2400",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium: {log}");
+    // The page's own console (a CSP violation, a parse error) says CONSOLE.
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let pixels = &pixels[..info.buffer_size()];
+    let channels = info.color_type.samples();
+    let first = &pixels[..channels];
+    let differing = pixels.chunks(channels).filter(|p| p != &first).count();
+    let total = pixels.len() / channels;
+    assert!(
+        differing * 100 > total,
+        "the screenshot is blank: {differing} of {total} pixels differ from the first"
+    );
+}

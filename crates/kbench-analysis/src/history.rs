@@ -1,0 +1,339 @@
+//! A history: labels (kernels) in order on one machine, each metric's unit means per
+//! label with their intervals, and the change points of the series
+//! ([`kbench_stats::changepoint`]), found on unit means (boots, or sessions when the
+//! whole history ran in one boot), never on runs.
+use crate::bisect::MetricName;
+use crate::compare::check_label;
+use crate::group::{self, Side};
+use crate::label::LabelData;
+use crate::model::machine_option;
+use crate::sequential::log_unit_means;
+use crate::AnalysisError;
+use kbench_stats::changepoint::{e_divisive, step_between, ChangePointOptions, Step};
+use kbench_stats::descriptive::{mean, sample_sd};
+use kbench_stats::special::t_quantile;
+use kbench_stats::Level;
+use kbench_store::Store;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The order of the labels along the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryOrder {
+    /// By each label's first session on the machine.
+    Date,
+    /// As the labels were given.
+    Given,
+}
+
+/// What a history shows and how it looks for changes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryOptions {
+    pub order: HistoryOrder,
+    /// Only this machine's sessions; every machine, each its own history, otherwise.
+    pub machine: Option<String>,
+    /// Only the metrics these specs name ([`MetricName::matches`]); the primary metrics
+    /// otherwise.
+    pub metrics: Vec<String>,
+    /// The level of each label's interval and each step's.
+    pub confidence: f64,
+    pub change: ChangePointOptions,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            order: HistoryOrder::Date,
+            machine: None,
+            metrics: Vec::new(),
+            confidence: 0.95,
+            change: ChangePointOptions::default(),
+        }
+    }
+}
+
+/// One metric's history on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    /// The machine (`host: CPU model`), `None` for sessions that do not say.
+    pub machine: Option<String>,
+    pub metric: MetricName,
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// What a unit is: a boot, or a session when every label ran in one boot.
+    pub level: Level,
+    pub labels: Vec<HistoryLabel>,
+    /// The runs of labels between change points: one segment when there is none.
+    pub segments: Vec<HistorySegment>,
+    pub changes: Vec<HistoryChange>,
+}
+
+/// Labels between two change points, pooled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistorySegment {
+    /// Its first and last labels, indices into [`History::labels`].
+    pub first: usize,
+    pub last: usize,
+    pub units: usize,
+    /// The geometric mean of its units' means, with its t interval.
+    pub mean: f64,
+    pub ci: Option<(f64, f64)>,
+}
+
+/// A label's point of the history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryLabel {
+    pub label: String,
+    pub units: usize,
+    pub runs: usize,
+    /// The geometric mean of its units' (geometric) means, in the metric's unit.
+    pub mean: f64,
+    /// Its t interval over the units, `None` with one unit.
+    pub ci: Option<(f64, f64)>,
+    /// Its first session on this machine.
+    pub first_unix_ns: u64,
+    /// The kernel release its first session ran, when recorded.
+    pub kernel_release: Option<String>,
+}
+
+/// A change point: where the series steps, between two labels.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryChange {
+    /// The first label after the change, an index into [`History::labels`].
+    pub index: usize,
+    pub before: String,
+    pub after: String,
+    /// From the units of the segment before to those of the segment after; `None` when
+    /// a segment has fewer than two units.
+    pub step: Option<Step>,
+    /// Whether the step goes the metric's bad way (slower, fewer ops per second).
+    pub regression: bool,
+    pub p_value: f64,
+    /// The command that compares the two labels on either side.
+    pub compare: String,
+}
+
+/// The labels of a history, each read once: `labels`, or every label of the store, in
+/// name order, when none is named.
+pub fn load_labels(store: &Store, labels: &[String]) -> Result<Vec<LabelData>, AnalysisError> {
+    let names: Vec<String> = if labels.is_empty() {
+        let mut all: Vec<String> = store.labels()?.into_iter().map(|l| l.label).collect();
+        all.sort();
+        all
+    } else {
+        for label in labels {
+            check_label(store, label)?;
+        }
+        labels.to_vec()
+    };
+    names.iter().map(|l| LabelData::load(store, l)).collect()
+}
+
+/// Every history the labels hold, with the options they were made with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryReport {
+    pub options: HistoryOptions,
+    pub histories: Vec<History>,
+}
+
+/// The histories of `labels`: per machine, per metric. Labels without runs of a
+/// metric on a machine are left out of that history.
+pub fn history_report(labels: &[LabelData], opts: &HistoryOptions) -> HistoryReport {
+    HistoryReport {
+        options: opts.clone(),
+        histories: histories(labels, opts),
+    }
+}
+
+fn histories(labels: &[LabelData], opts: &HistoryOptions) -> Vec<History> {
+    let mut out = Vec::new();
+    for machine in machines(labels, opts.machine.as_deref()) {
+        let mut on_machine: Vec<(&LabelData, LabelData)> = labels
+            .iter()
+            .map(|data| (data, data.of_sessions(|s| s.machine == machine)))
+            .filter(|(_, data)| !data.sessions.is_empty())
+            .collect();
+        if opts.order == HistoryOrder::Date {
+            // Stable: labels begun in the same nanosecond keep the order given.
+            on_machine.sort_by_key(|(_, data)| first_start(data));
+        }
+        let grouped: Vec<(&LabelData, BTreeMap<MetricName, Side>)> = on_machine
+            .iter()
+            .map(|(whole, data)| (*whole, by_metric(data)))
+            .collect();
+        for metric in wanted_metrics(&grouped, &opts.metrics) {
+            out.push(history_of(&machine, &metric, &on_machine, &grouped, opts));
+        }
+    }
+    out
+}
+
+fn machines(labels: &[LabelData], only: Option<&str>) -> Vec<Option<String>> {
+    if let Some(machine) = only {
+        return vec![Some(machine.to_string())];
+    }
+    let all: BTreeSet<Option<String>> = labels
+        .iter()
+        .flat_map(|l| l.sessions.iter().map(|s| s.machine.clone()))
+        .collect();
+    all.into_iter().collect()
+}
+
+fn first_start(data: &LabelData) -> u64 {
+    data.sessions
+        .iter()
+        .map(|s| s.started_unix_ns)
+        .min()
+        .unwrap_or(0)
+}
+
+fn by_metric(data: &LabelData) -> BTreeMap<MetricName, Side> {
+    group::group(&data.runs, &data.sessions)
+        .into_iter()
+        .map(|(key, side)| (MetricName::of(&key), side))
+        .collect()
+}
+
+/// The metrics the specs name, or every primary metric, in name order.
+fn wanted_metrics(
+    grouped: &[(&LabelData, BTreeMap<MetricName, Side>)],
+    specs: &[String],
+) -> Vec<MetricName> {
+    let all: BTreeMap<&MetricName, bool> = grouped
+        .iter()
+        .flat_map(|(_, metrics)| metrics.iter().map(|(name, side)| (name, side.primary)))
+        .collect();
+    all.into_iter()
+        .filter(|(name, primary)| {
+            if specs.is_empty() {
+                *primary
+            } else {
+                specs.iter().any(|spec| name.matches(spec))
+            }
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+fn history_of(
+    machine: &Option<String>,
+    metric: &MetricName,
+    on_machine: &[(&LabelData, LabelData)],
+    grouped: &[(&LabelData, BTreeMap<MetricName, Side>)],
+    opts: &HistoryOptions,
+) -> History {
+    let with_metric: Vec<(&LabelData, &Side)> = on_machine
+        .iter()
+        .zip(grouped)
+        .filter_map(|((_, data), (_, metrics))| Some((data, metrics.get(metric)?)))
+        .collect();
+    let level = unit_level(with_metric.iter().map(|(_, side)| *side));
+    // A label whose values are all zero or negative has no unit on the log scale.
+    let (sides, units): (Vec<(&LabelData, &Side)>, Vec<Vec<f64>>) = with_metric
+        .into_iter()
+        .map(|(data, side)| ((data, side), log_unit_means(&side.observations, level)))
+        .filter(|(_, units)| !units.is_empty())
+        .unzip();
+    let labels: Vec<HistoryLabel> = sides
+        .iter()
+        .zip(&units)
+        .map(|((data, side), units)| history_label(data, side, units, opts.confidence))
+        .collect();
+    let points = e_divisive(&units, &opts.change);
+    let first = sides.first().map(|(_, side)| *side);
+    let higher_is_better = first.is_some_and(|side| side.higher_is_better);
+    let mut bounds: Vec<usize> = points.iter().map(|p| p.index).collect();
+    bounds.insert(0, 0);
+    bounds.push(units.len());
+    let pooled: Vec<Vec<f64>> = bounds
+        .windows(2)
+        .map(|w| units[w[0]..w[1]].concat())
+        .collect();
+    let segments = bounds
+        .windows(2)
+        .zip(&pooled)
+        .filter(|(w, _)| w[1] > w[0])
+        .map(|(w, units)| {
+            let (mean, ci) = geometric_interval(units, opts.confidence);
+            HistorySegment {
+                first: w[0],
+                last: w[1] - 1,
+                units: units.len(),
+                mean,
+                ci,
+            }
+        })
+        .collect();
+    let changes = points
+        .iter()
+        .enumerate()
+        .map(|(i, point)| {
+            let (before, after) = (&pooled[i], &pooled[i + 1]);
+            let went_up = mean(after) > mean(before);
+            let (before_label, after_label) =
+                (&labels[point.index - 1].label, &labels[point.index].label);
+            HistoryChange {
+                index: point.index,
+                before: before_label.clone(),
+                after: after_label.clone(),
+                step: step_between(before, after, opts.confidence),
+                regression: went_up != higher_is_better,
+                p_value: point.p_value,
+                compare: format!(
+                    "kbench compare {before_label} {after_label}{}",
+                    machine.as_deref().map(machine_option).unwrap_or_default()
+                ),
+            }
+        })
+        .collect();
+    History {
+        machine: machine.clone(),
+        metric: metric.clone(),
+        unit: first.map(|side| side.unit.clone()).unwrap_or_default(),
+        higher_is_better,
+        level,
+        labels,
+        segments,
+        changes,
+    }
+}
+
+/// The geometric mean of log unit values and its t interval (`None` with one unit).
+fn geometric_interval(units: &[f64], confidence: f64) -> (f64, Option<(f64, f64)>) {
+    let center = mean(units);
+    let ci = sample_sd(units).map(|sd| {
+        let n = units.len() as f64;
+        let half = t_quantile(0.5 + confidence / 2.0, n - 1.0) * sd / n.sqrt();
+        ((center - half).exp(), (center + half).exp())
+    });
+    (center.exp(), ci)
+}
+
+/// Boots, unless every run of the history ran in one boot: then sessions.
+fn unit_level<'a>(sides: impl Iterator<Item = &'a Side>) -> Level {
+    let mut boots = BTreeSet::new();
+    for side in sides {
+        boots.extend(side.observations.iter().map(|o| o.boot.clone()));
+        if boots.len() > 1 {
+            return Level::Boot;
+        }
+    }
+    Level::Session
+}
+
+fn history_label(data: &LabelData, side: &Side, units: &[f64], confidence: f64) -> HistoryLabel {
+    let (mean, ci) = geometric_interval(units, confidence);
+    let first = data.sessions.iter().min_by_key(|s| s.started_unix_ns);
+    HistoryLabel {
+        label: data.label.clone(),
+        units: units.len(),
+        runs: side.observations.len(),
+        mean,
+        ci,
+        first_unix_ns: first.map_or(0, |s| s.started_unix_ns),
+        kernel_release: first
+            .and_then(crate::snapshot)
+            .and_then(|snap| snap.kernel_release.clone()),
+    }
+}

@@ -1,0 +1,78 @@
+//! The Monte-Carlo of `docs/history.md`: histories of 100 labels with 1-10 boots each,
+//! 5 runs a boot, a within-boot CV of 1-5 % and a boot effect of 1 % (the per-boot
+//! calibration cell), searched with the defaults of `kbench history`. Each test prints
+//! its row; the rates are quoted in the docs.
+use kbench_stats::changepoint::{
+    history_monte_carlo, ChangePointOptions, HistoryModel, HistoryRow, LOCATION_SLACK,
+};
+
+const HISTORIES: usize = 200;
+const LABELS: usize = 100;
+const STEP_AT: usize = 60;
+
+fn model(step_pct: f64, outlier_pct: f64) -> HistoryModel {
+    HistoryModel {
+        labels: LABELS,
+        boot_sd: 0.01,
+        label_sd: 0.0,
+        step_pct,
+        step_at: if step_pct == 0.0 { LABELS } else { STEP_AT },
+        outlier_pct,
+    }
+}
+
+fn run(model: HistoryModel, seed: u64) -> HistoryRow {
+    let row = history_monte_carlo(model, HISTORIES, &ChangePointOptions::default(), seed);
+    eprintln!(
+        "step {:+}% at label {}, outlier {:+}%, kernel effect {}%: {} of {} histories with a change point, \
+         the step found (within {LOCATION_SLACK} labels) in {}, one elsewhere in {}, mean location error {:.2} labels (seed {})",
+        model.step_pct,
+        model.step_at,
+        model.outlier_pct,
+        model.label_sd * 100.0,
+        row.with_any,
+        row.histories,
+        row.found,
+        row.elsewhere,
+        row.mean_location_error,
+        row.seed
+    );
+    row
+}
+
+#[test]
+fn aa_histories_show_a_change_point_at_most_one_time_in_twenty() {
+    let row = run(model(0.0, 0.0), 27_001);
+    assert!(row.with_any * 20 <= row.histories, "{row:?}");
+}
+
+/// Each kernel a little off the others (its build's layout), and no step: whole labels
+/// are what the permutations shuffle, so those offsets are noise, not changes.
+#[test]
+fn aa_histories_of_kernels_with_effects_of_their_own_show_none_either() {
+    let row = run(
+        HistoryModel {
+            label_sd: 0.005,
+            ..model(0.0, 0.0)
+        },
+        27_005,
+    );
+    assert!(row.with_any * 20 <= row.histories, "{row:?}");
+}
+
+#[test]
+fn one_outlying_label_is_not_a_change_point() {
+    let row = run(model(0.0, 10.0), 27_002);
+    assert!(row.with_any * 20 <= row.histories, "{row:?}");
+}
+
+#[test]
+fn steps_of_two_and_five_percent_are_found_where_they_are() {
+    // (step, seed, found at least this share, mean location error at most)
+    for (step_pct, seed, found, error) in [(2.0, 27_003, 0.90, 0.75), (-5.0, 27_004, 0.99, 0.25)] {
+        let row = run(model(step_pct, 0.0), seed);
+        assert!(row.found as f64 >= found * row.histories as f64, "{row:?}");
+        assert!(row.mean_location_error <= error, "{row:?}");
+        assert!(row.elsewhere * 20 <= row.histories, "{row:?}");
+    }
+}

@@ -1,0 +1,97 @@
+//! `kbench history [LABEL...]`: each metric's unit means per label in order, per
+//! machine, and where the series changes (docs/history.md).
+use crate::session::DbArgs;
+use crate::verdict;
+use kbench_analysis::history::{HistoryOptions, HistoryOrder};
+use kbench_report::compare::Format;
+use kbench_stats::changepoint::ChangePointOptions;
+
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// The labels of the history [default: every label in the database].
+    pub labels: Vec<String>,
+    /// Only this machine's sessions (as `kbench list` names it); every machine, each
+    /// its own history, otherwise.
+    #[arg(long, value_name = "MACHINE")]
+    pub machine: Option<String>,
+    /// Only this metric, `METRIC` or `WORKLOAD:METRIC` (repeatable) [default: the
+    /// primary metrics].
+    #[arg(long, value_name = "SPEC")]
+    pub metric: Vec<String>,
+    /// The order of the labels: by their first session's date, or as named (name order
+    /// when none is named).
+    #[arg(long, default_value = "date", value_parser = ["date", "label"])]
+    pub by: String,
+    /// A change point is shown when its permutation p-value is at most this; an A/A
+    /// history shows one with at most this probability.
+    #[arg(long, default_value_t = 0.01)]
+    pub significance: f64,
+    /// Labels on each side of a change point, at least.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub min_labels: u32,
+    /// Permutations per test.
+    #[arg(long, default_value_t = 499, value_parser = clap::value_parser!(u32).range(19..=100_000))]
+    pub permutations: u32,
+    /// The permutations' seed.
+    #[arg(long, default_value_t = ChangePointOptions::default().seed)]
+    pub seed: u64,
+    /// Output format: html is a page with a plot of each history.
+    #[arg(long, default_value = "text", value_parser = verdict::format_parser(&[Format::Text, Format::Json, Format::Html]))]
+    pub format: Format,
+    /// The file to write [default: standard output].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
+    if !(args.significance > 0.0 && args.significance < 1.0) {
+        return crate::error::usage(format!(
+            "--significance {} is not a probability between 0 and 1",
+            args.significance
+        ));
+    }
+    let options = HistoryOptions {
+        order: match args.by.as_str() {
+            "label" => HistoryOrder::Given,
+            _ => HistoryOrder::Date,
+        },
+        machine: args.machine.clone(),
+        metrics: args.metric.clone(),
+        change: ChangePointOptions {
+            significance: args.significance,
+            min_labels: args.min_labels as usize,
+            permutations: args.permutations as usize,
+            seed: args.seed,
+        },
+        ..HistoryOptions::default()
+    };
+    let store = args.db.open_existing()?;
+    let labels = kbench_analysis::history::load_labels(&store, &args.labels)
+        .map_err(crate::analysis_error)?;
+    let report = kbench_analysis::history::history_report(&labels, &options);
+    if let Some(machine) = &args.machine {
+        if report.histories.is_empty() {
+            return crate::error::usage(format!(
+                "no runs on machine '{machine}' in these labels (kbench list shows the machines)"
+            ));
+        }
+    }
+    let text = match args.format {
+        Format::Json => kbench_report::history::json(&report),
+        Format::Html if cfg!(feature = "html-report") => {
+            kbench_report::html::history::render(&report)
+        }
+        Format::Html => return crate::error::built_without("the HTML report", "history"),
+        _ => kbench_report::history::text(&report),
+    };
+    match &args.output {
+        Some(path) => {
+            crate::output::write_whole(path, text.as_bytes())?;
+            outln!("wrote {} ({} bytes)", path.display(), text.len());
+        }
+        None => crate::output::write_stdout(text.as_bytes())?,
+    }
+    Ok(0)
+}
