@@ -25,6 +25,9 @@ pub enum HistoryOrder {
     Date,
     /// As the labels were given.
     Given,
+    /// By where each label's commit stands in the tree's history
+    /// ([`HistoryOptions::commit_positions`]).
+    Commit,
 }
 
 /// What a history shows and how it looks for changes.
@@ -39,6 +42,10 @@ pub struct HistoryOptions {
     /// The level of each label's interval and each step's.
     pub confidence: f64,
     pub change: ChangePointOptions,
+    /// For [`HistoryOrder::Commit`]: each recorded commit's position along the tree's
+    /// history, oldest first (the caller asks git).
+    #[serde(skip)]
+    pub commit_positions: BTreeMap<String, usize>,
 }
 
 impl Default for HistoryOptions {
@@ -49,6 +56,7 @@ impl Default for HistoryOptions {
             metrics: Vec::new(),
             confidence: 0.95,
             change: ChangePointOptions::default(),
+            commit_positions: BTreeMap::new(),
         }
     }
 }
@@ -95,6 +103,8 @@ pub struct HistoryLabel {
     pub first_unix_ns: u64,
     /// The kernel release its first session ran, when recorded.
     pub kernel_release: Option<String>,
+    /// The commit its kernel was built from, when recorded.
+    pub commit: Option<String>,
 }
 
 /// A change point: where the series steps, between two labels.
@@ -154,9 +164,15 @@ fn histories(labels: &[LabelData], opts: &HistoryOptions) -> Vec<History> {
             .map(|data| (data, data.of_sessions(|s| s.machine == machine)))
             .filter(|(_, data)| !data.sessions.is_empty())
             .collect();
-        if opts.order == HistoryOrder::Date {
-            // Stable: labels begun in the same nanosecond keep the order given.
-            on_machine.sort_by_key(|(_, data)| first_start(data));
+        // Stable sorts: labels of one date or commit keep the order given.
+        match opts.order {
+            HistoryOrder::Date => on_machine.sort_by_key(|(_, data)| first_start(data)),
+            HistoryOrder::Commit => on_machine.sort_by_key(|(_, data)| {
+                label_commit(data)
+                    .and_then(|c| opts.commit_positions.get(c).copied())
+                    .unwrap_or(usize::MAX)
+            }),
+            HistoryOrder::Given => {}
         }
         let grouped: Vec<(&LabelData, BTreeMap<MetricName, Side>)> = on_machine
             .iter()
@@ -178,6 +194,14 @@ fn machines(labels: &[LabelData], only: Option<&str>) -> Vec<Option<String>> {
         .flat_map(|l| l.sessions.iter().map(|s| s.machine.clone()))
         .collect();
     all.into_iter().collect()
+}
+
+/// The commit the label's first session with one recorded (`--commit`, a bisection).
+pub fn label_commit(data: &LabelData) -> Option<&str> {
+    data.sessions
+        .iter()
+        .filter_map(|s| s.environment.as_ref()?.kernel.kernel_commit.as_deref())
+        .next()
 }
 
 fn first_start(data: &LabelData) -> u64 {
@@ -335,5 +359,6 @@ fn history_label(data: &LabelData, side: &Side, units: &[f64], confidence: f64) 
         kernel_release: first
             .and_then(crate::snapshot)
             .and_then(|snap| snap.kernel_release.clone()),
+        commit: label_commit(data).map(str::to_string),
     }
 }

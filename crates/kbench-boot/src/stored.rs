@@ -4,7 +4,9 @@
 //! by `kbench vm-ab` (its own boots) and `kbench import-console` (a board's).
 use crate::qmp::VcpuPin;
 use kbench_console::payload::Received;
-use kbench_record::{BootEnvironment, GuestUptimes, NewSession, SessionEnvironment, StoredRun};
+use kbench_record::{
+    BootEnvironment, GuestUptimes, KernelSource, NewSession, SessionEnvironment, StoredRun,
+};
 
 /// The notice a TCG run carries, in the output and in its sessions.
 pub const TCG_NOTICE: &str = "qemu ran under TCG (emulation): its timings measure the emulator, not the kernel; use the verdicts to check that both kernels work, not which is faster";
@@ -40,6 +42,8 @@ pub struct BootTarget<'a> {
     pub kernel_config_sha256: Option<&'a str>,
     /// The host's command line, which the session keeps.
     pub command_line: &'a str,
+    /// Where the booted kernel came from, when the host knows (a bisection's commit).
+    pub kernel: &'a KernelSource,
 }
 
 /// A boot as it is to be stored.
@@ -172,6 +176,7 @@ fn boot_session(
     session.command_line = target.command_line.to_string();
     if let Some(env) = session.environment.as_mut() {
         add_boot_environment(env, received, target, host);
+        env.kernel = target.kernel.clone();
     }
     session
 }
@@ -309,6 +314,9 @@ mod tests {
         shared_log: false,
         kernel_config_sha256: None,
         command_line: "kbench vm-ab",
+        kernel: &KernelSource {
+            kernel_commit: None,
+        },
     };
 
     fn guest_log(begin: &Begin, runs: &[StoredRun], end: Option<&End>) -> String {

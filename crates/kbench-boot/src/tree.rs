@@ -95,6 +95,45 @@ pub fn is_ancestor(repo: &Path, ancestor: &str, commit: &str) -> bool {
     git(repo, &["merge-base", "--is-ancestor", ancestor, commit]).is_ok()
 }
 
+/// Where each of `revs` stands along the repository's history: its position in the
+/// topological order, oldest first, of the commits from their common ancestor to them.
+/// Keyed by the revisions as given; a revision git does not know is a usage error.
+pub fn history_positions(
+    repo: &Path,
+    revs: &[String],
+) -> Result<std::collections::BTreeMap<String, usize>, TreeError> {
+    let commits: Vec<String> = revs
+        .iter()
+        .map(|rev| commit_of(repo, rev))
+        .collect::<Result<_, _>>()?;
+    let mut args: Vec<&str> = vec!["rev-list", "--topo-order", "--reverse"];
+    args.extend(commits.iter().map(String::as_str));
+    // From the common ancestor on: a kernel tree's whole history is a million commits.
+    let mut base_args = vec!["merge-base", "--octopus"];
+    base_args.extend(commits.iter().map(String::as_str));
+    let base = git(repo, &base_args).ok();
+    let not_base = base.as_ref().map(|b| format!("^{b}"));
+    args.extend(not_base.as_deref());
+    let listed = git(repo, &args)?;
+    let order: std::collections::HashMap<&str, usize> = base
+        .as_deref()
+        .into_iter()
+        .chain(listed.lines())
+        .enumerate()
+        .map(|(i, c)| (c, i))
+        .collect();
+    Ok(revs
+        .iter()
+        .zip(&commits)
+        .map(|(rev, commit)| {
+            (
+                rev.clone(),
+                order.get(commit.as_str()).copied().unwrap_or(0),
+            )
+        })
+        .collect())
+}
+
 /// Where a bisection stands after git has been told of a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BisectState {

@@ -18,8 +18,21 @@ pub struct SessionEnvironment {
     pub snapshot: Option<EnvSnapshot>,
     /// What a boot of `vm-ab` or `import-console` added; empty for a session run here.
     pub boot: BootEnvironment,
+    /// Where the kernel came from, when kbench was told or built it.
+    pub kernel: KernelSource,
     /// Keys neither of the two knows, as they were.
     pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// Where the running kernel came from, beyond its release and version string (which
+/// the snapshot has): what orders sessions along a tree's history.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelSource {
+    /// The commit it was built from: `--commit REV` or `$KBENCH_COMMIT` as given, or
+    /// the full hash when kbench built it (`bisect`). A Debian kernel's package version
+    /// is in the snapshot's `kernel_version` already (`Debian 6.1.119-1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_commit: Option<String>,
 }
 
 /// What a boot adds to the guest's snapshot.
@@ -93,11 +106,13 @@ pub struct VcpuPin {
 
 /// The stored form: one object of the three parts' keys.
 #[derive(Serialize, Deserialize)]
-struct Flat<S, B> {
+struct Flat<S, B, K> {
     #[serde(flatten)]
     snapshot: S,
     #[serde(flatten)]
     boot: B,
+    #[serde(flatten)]
+    kernel: K,
     #[serde(flatten)]
     other: BTreeMap<String, serde_json::Value>,
 }
@@ -150,6 +165,7 @@ impl SessionEnvironment {
         let flat = Flat {
             snapshot: self.snapshot.as_ref(),
             boot: &self.boot,
+            kernel: &self.kernel,
             other: self.other.clone(),
         };
         // Serialising plain data into a value fails only for a map with keys that are
@@ -161,10 +177,11 @@ impl SessionEnvironment {
     /// read.
     pub fn from_json(object: serde_json::Map<String, serde_json::Value>) -> SessionEnvironment {
         let value = serde_json::Value::Object(object);
-        match Flat::<EnvSnapshot, BootEnvironment>::deserialize(&value) {
+        match Flat::<EnvSnapshot, BootEnvironment, KernelSource>::deserialize(&value) {
             Ok(flat) => SessionEnvironment {
                 snapshot: Some(flat.snapshot),
                 boot: flat.boot,
+                kernel: flat.kernel,
                 other: flat.other,
             },
             Err(_) => {

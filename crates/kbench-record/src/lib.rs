@@ -31,7 +31,9 @@ pub mod stored;
 pub mod wakephases;
 pub mod workload;
 
-pub use environment::{BootEnvironment, CallCosts, GuestUptimes, SessionEnvironment, VcpuPin};
+pub use environment::{
+    BootEnvironment, CallCosts, GuestUptimes, KernelSource, SessionEnvironment, VcpuPin,
+};
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
 pub use imported::{Imported, ImportedRun, ImportedSummary};
 pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};

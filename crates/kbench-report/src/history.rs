@@ -37,6 +37,7 @@ fn history_text(h: &History, o: &HistoryOptions) -> String {
     let order = match o.order {
         HistoryOrder::Date => "by date",
         HistoryOrder::Given => "in the order given",
+        HistoryOrder::Commit => "along the tree's history",
     };
     let mut out = wrap(
         &format!(

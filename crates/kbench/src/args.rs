@@ -209,3 +209,39 @@ pub fn runner_error(e: kbench_runner::RunnerError) -> anyhow::Error {
         e @ kbench_runner::RunnerError::GaveUp(_) => e.into(),
     }
 }
+
+/// Where the running kernel came from: `run`, `exec` and `ab` store it with their
+/// sessions, for `list` and `history --by commit`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommitArgs {
+    /// The commit the running kernel was built from (a hash, a tag, `git describe`'s
+    /// words), so that `kbench history --by commit` can order this label along the
+    /// tree's history.
+    #[arg(long, value_name = "REV", env = "KBENCH_COMMIT")]
+    pub commit: Option<String>,
+}
+
+impl CommitArgs {
+    /// `session` with the commit, when one was given; a commit that cannot be a git
+    /// revision (empty, spaces, control characters, longer than 200) is refused.
+    pub fn apply(
+        &self,
+        mut session: kbench_store::NewSession,
+    ) -> anyhow::Result<kbench_store::NewSession> {
+        let Some(commit) = &self.commit else {
+            return Ok(session);
+        };
+        let plausible = !commit.is_empty()
+            && commit.len() <= 200
+            && !commit.chars().any(|c| c.is_whitespace() || c.is_control());
+        if !plausible {
+            return usage(format!(
+                "--commit (or $KBENCH_COMMIT) {commit:?} is not a git revision: one word, no spaces"
+            ));
+        }
+        if let Some(env) = session.environment.as_mut() {
+            env.kernel.kernel_commit = Some(commit.clone());
+        }
+        Ok(session)
+    }
+}

@@ -11,6 +11,7 @@ use kbench_boot::qemu::{
     WATCH_INTERVAL,
 };
 use kbench_boot::stored::{BootTarget, HostView, TCG_NOTICE};
+use kbench_record::KernelSource;
 use kbench_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -131,6 +132,8 @@ pub struct BootSide {
     pub own_words: Vec<String>,
     /// The hash of the kernel's config (its .deb's config-*), when known.
     pub config_sha256: Option<String>,
+    /// Where the kernel came from, for its sessions (a bisection's commit).
+    pub source: KernelSource,
 }
 
 impl BootSide {
@@ -156,6 +159,7 @@ impl BootSide {
             label,
             own_words: own_words.to_vec(),
             config_sha256: config_sha256(image.config.as_deref()),
+            source: KernelSource::default(),
             image,
             arch,
             kernel_path,
@@ -269,6 +273,7 @@ impl Machine {
             shared_log: false,
             kernel_config_sha256: side.config_sha256.as_deref(),
             command_line: &self.command_line,
+            kernel: &side.source,
         };
         let host = HostView {
             failure: run.failure,

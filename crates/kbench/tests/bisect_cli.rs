@@ -278,6 +278,28 @@ fn good_and_bad_that_do_not_differ_give_no_change_to_bisect() {
     );
     assert!(!stdout.contains("first bad commit"), "{stdout}");
     assert_eq!(sessions(&db), 4, "two boots a side");
+    // Each boot recorded the commit it was built from: its history follows the tree.
+    let out = kbench_command()
+        .args(["history", "--by", "commit", "--format", "json", "--tree"])
+        .arg(&repo)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let history: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let recorded: Vec<&str> = history["histories"][0]["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        recorded,
+        [commits[0].as_str(), commits[2].as_str()],
+        "{stdout}"
+    );
 }
 
 /// What a bisection cannot start with is refused in one line, before anything builds.

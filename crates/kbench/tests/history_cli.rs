@@ -194,3 +194,151 @@ fn bad_history_requests_get_one_line_and_exit_two() {
     let one = json_on(db, &["history", "--format", "json"]);
     assert_eq!(one["histories"][0]["changes"], serde_json::json!([]));
 }
+
+/// `git -C repo args`, which must succeed; its output trimmed.
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        common::text(&out.stderr)
+    );
+    common::text(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn labels_are_ordered_along_the_tree_by_the_commits_they_recorded() {
+    let temp = TempDb::new();
+    let db = &temp.path;
+    let repo = temp.dir().join("linux");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "master"]);
+    let commits: Vec<String> = (1..=6)
+        .map(|i| {
+            git(
+                &repo,
+                &[
+                    "-c",
+                    "user.name=k",
+                    "-c",
+                    "user.email=k@example.org",
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    &format!("c{i}"),
+                ],
+            );
+            git(&repo, &["rev-parse", "HEAD"])
+        })
+        .collect();
+    git(&repo, &["tag", "v3", &commits[2]]);
+    // Run out of the tree's order; one label names its commit by a tag, one through
+    // $KBENCH_COMMIT.
+    for i in [4, 1, 6, 2, 5, 3] {
+        let label = format!("k{i}");
+        let commit = if i == 3 {
+            "v3".to_string()
+        } else {
+            commits[i - 1].clone()
+        };
+        let mut run = common::kbench_command();
+        run.args([
+            "run",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--label",
+            &label,
+            "pipe:-l 200",
+        ])
+        .env("KBENCH_DB", db);
+        if i == 5 {
+            run.env("KBENCH_COMMIT", &commit);
+        } else {
+            run.args(["--commit", &commit]);
+        }
+        let out = run.output().unwrap();
+        common::assert_success(&out, &["run", &label]);
+    }
+    let tree = repo.to_str().unwrap();
+    let h = json_on(
+        db,
+        &[
+            "history", "--by", "commit", "--tree", tree, "--format", "json",
+        ],
+    );
+    let order: Vec<&str> = h["histories"][0]["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["k1", "k2", "k3", "k4", "k5", "k6"], "{h:#}");
+    assert_eq!(h["histories"][0]["labels"][2]["commit"], "v3");
+    assert_eq!(
+        h["histories"][0]["labels"][4]["commit"],
+        commits[4].as_str()
+    );
+
+    // `list` shows each label's kernel and commit.
+    let list = ok_on(db, &["list"]);
+    let k4 = list.lines().find(|l| l.starts_with("k4 ")).unwrap();
+    assert!(k4.ends_with(&format!(" @ {}", &commits[3][..12])), "{list}");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("k3 ") && l.ends_with(" @ v3")),
+        "{list}"
+    );
+
+    // A label without a commit, a commit the tree does not have, a commit that is no
+    // revision: one line each.
+    ok_on(
+        db,
+        &[
+            "run",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--label",
+            "plain",
+            "pipe:-l 200",
+        ],
+    );
+    let args = ["history", "--by", "commit", "--tree", tree];
+    let line = one_line_error(&common::kbench_on(db, &args), 2, &args);
+    assert!(line.contains("no commit recorded for plain"), "{line}");
+    let args = [
+        "run",
+        "--runs",
+        "1",
+        "--label",
+        "x",
+        "--commit",
+        "two words",
+        "pipe:-l 200",
+    ];
+    let line = one_line_error(&common::kbench_on(db, &args), 2, &args);
+    assert!(line.contains("is not a git revision"), "{line}");
+    let elsewhere = temp.dir().join("other");
+    std::fs::create_dir(&elsewhere).unwrap();
+    git(&elsewhere, &["init", "-q"]);
+    let args = [
+        "history",
+        "--by",
+        "commit",
+        "--tree",
+        elsewhere.to_str().unwrap(),
+        "k1",
+        "k2",
+    ];
+    let line = one_line_error(&common::kbench_on(db, &args), 2, &args);
+    assert!(line.contains("no commit"), "{line}");
+}

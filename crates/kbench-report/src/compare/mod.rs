@@ -121,6 +121,19 @@ pub fn figure(value: Option<f64>) -> String {
     }
 }
 
+/// `6.12.0-1-amd64 @ 1a2b3c4d5e6f`: the release and, when recorded, the commit (a hash
+/// cut to twelve characters, a name as given).
+pub fn kernel_text(release: Option<&str>, commit: Option<&str>) -> String {
+    let release = release.unwrap_or("-");
+    match commit {
+        Some(c) if c.len() == 40 && c.chars().all(|ch| ch.is_ascii_hexdigit()) => {
+            format!("{release} @ {}", &c[..12])
+        }
+        Some(c) => format!("{release} @ {c}"),
+        None => release.to_string(),
+    }
+}
+
 /// A signed percentage, `+1.29%`.
 pub fn percent(value: Option<f64>) -> String {
     value

@@ -3,7 +3,7 @@
 //! each change point marked with its step; then the changes and the labels as tables.
 use super::svg::{escape, Linear, Shape, Svg};
 use super::{page, plots};
-use crate::compare::{figure, unit_word};
+use crate::compare::{figure, kernel_text, unit_word};
 use kbench_analysis::history::{History, HistoryReport};
 
 const HEIGHT: f64 = 300.0;
@@ -81,7 +81,7 @@ fn section(h: &History) -> String {
         out.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
             escape(&l.label),
-            escape(l.kernel_release.as_deref().unwrap_or("-")),
+            escape(&kernel_text(l.kernel_release.as_deref(), l.commit.as_deref())),
             l.units,
             figure(Some(l.mean)),
             ci

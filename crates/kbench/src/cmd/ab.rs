@@ -74,6 +74,8 @@ pub struct AbArgs {
     #[arg(long, value_name = "CMD", conflicts_with = "prepare")]
     pub prepare_b: Option<String>,
     #[command(flatten)]
+    pub commit: crate::args::CommitArgs,
+    #[command(flatten)]
     pub db: DbArgs,
 }
 
@@ -154,11 +156,13 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let mut store = args.db.open()?;
     // The two sides alternate runs: one session effect falls on both.
     let group = format!("ab-{}-{}", session::unix_now_ns(), std::process::id());
-    let session_of = |label: &str| kbench_store::NewSession {
-        interleave_group: Some(group.clone()),
-        ..session::new_session(label, "ab", None)
+    let session_of = |label: &str| {
+        args.commit.apply(kbench_store::NewSession {
+            interleave_group: Some(group.clone()),
+            ..session::new_session(label, "ab", None)
+        })
     };
-    let sessions = [session_of(&label_a), session_of(&label_b)];
+    let sessions = [session_of(&label_a)?, session_of(&label_b)?];
     // Its verdict is of this machine's runs, whatever else the labels hold.
     let machines = kbench_store::machine_of(sessions[0].environment.as_ref()).map_or(
         kbench_analysis::Machines::Same,

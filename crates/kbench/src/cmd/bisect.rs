@@ -684,7 +684,7 @@ impl Bisection {
         };
         if !self.sides.contains_key(label) {
             let kernel = read_kernel(&image)?;
-            let side = BootSide::new(
+            let mut side = BootSide::new(
                 kernel,
                 label.to_string(),
                 &image,
@@ -692,6 +692,7 @@ impl Bisection {
                 self.work.path(),
                 &format!("{}-{}", self.sides.len(), &commit[..12]),
             )?;
+            side.source.kernel_commit = Some(commit.to_string());
             self.sides.insert(label.to_string(), side);
         }
         let side = &self.sides[label];

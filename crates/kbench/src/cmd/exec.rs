@@ -35,6 +35,8 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub hooks: HookArgs,
     #[command(flatten)]
+    pub commit: crate::args::CommitArgs,
+    #[command(flatten)]
     pub db: DbArgs,
     /// The command and its arguments (no shell), after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
@@ -50,8 +52,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     let timeout = run_timeout(args.run_timeout)?;
     check_runnable(&args.command[0])?;
     let mut store = args.db.open()?;
-    let session_id =
-        session::begin_session(&mut store, &session::new_session(&args.label, "exec", None))?;
+    let session_id = session::begin_session(
+        &mut store,
+        &args
+            .commit
+            .apply(session::new_session(&args.label, "exec", None))?,
+    )?;
     let display = shell_join(&args.command);
     let mut command = CommandExecutor {
         show_output: args.show_output,

@@ -2,7 +2,7 @@
 //! machine, and where the series changes (docs/history.md).
 use crate::session::DbArgs;
 use crate::verdict;
-use kbench_analysis::history::{HistoryOptions, HistoryOrder};
+use kbench_analysis::history::{label_commit, HistoryOptions, HistoryOrder};
 use kbench_report::compare::Format;
 use kbench_stats::changepoint::ChangePointOptions;
 
@@ -18,10 +18,14 @@ pub struct HistoryArgs {
     /// primary metrics].
     #[arg(long, value_name = "SPEC")]
     pub metric: Vec<String>,
-    /// The order of the labels: by their first session's date, or as named (name order
-    /// when none is named).
-    #[arg(long, default_value = "date", value_parser = ["date", "label"])]
+    /// The order of the labels: by their first session's date; as named (name order
+    /// when none is named); or by where the commit each label recorded (`run --commit`,
+    /// a bisection's) stands in the history of the git tree `--tree` names.
+    #[arg(long, default_value = "date", value_parser = ["date", "label", "commit"])]
     pub by: String,
+    /// The git tree whose history `--by commit` follows.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub tree: std::path::PathBuf,
     /// A change point is shown when its permutation p-value is at most this; an A/A
     /// history shows one with at most this probability.
     #[arg(long, default_value_t = 0.01)]
@@ -52,9 +56,10 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
             args.significance
         ));
     }
-    let options = HistoryOptions {
+    let mut options = HistoryOptions {
         order: match args.by.as_str() {
             "label" => HistoryOrder::Given,
+            "commit" => HistoryOrder::Commit,
             _ => HistoryOrder::Date,
         },
         machine: args.machine.clone(),
@@ -70,6 +75,9 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
     let store = args.db.open_existing()?;
     let labels = kbench_analysis::history::load_labels(&store, &args.labels)
         .map_err(crate::analysis_error)?;
+    if options.order == HistoryOrder::Commit {
+        options.commit_positions = commit_positions(&labels, &args.tree)?;
+    }
     let report = kbench_analysis::history::history_report(&labels, &options);
     if let Some(machine) = &args.machine {
         if report.histories.is_empty() {
@@ -94,4 +102,36 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
         None => crate::output::write_stdout(text.as_bytes())?,
     }
     Ok(0)
+}
+
+/// Where each label's recorded commit stands in `tree`'s history; every label must
+/// have one.
+fn commit_positions(
+    labels: &[kbench_analysis::LabelData],
+    tree: &std::path::Path,
+) -> anyhow::Result<std::collections::BTreeMap<String, usize>> {
+    let without: Vec<&str> = labels
+        .iter()
+        .filter(|l| label_commit(l).is_none())
+        .map(|l| l.label.as_str())
+        .collect();
+    if !without.is_empty() {
+        return crate::error::usage(format!(
+            "--by commit: no commit recorded for {} (run --commit REV, or $KBENCH_COMMIT)",
+            without.join(", ")
+        ));
+    }
+    let mut commits: Vec<String> = labels
+        .iter()
+        .filter_map(|l| label_commit(l).map(str::to_string))
+        .collect();
+    commits.sort();
+    commits.dedup();
+    kbench_boot::tree::history_positions(tree, &commits).or_else(|e| {
+        if e.is_usage() {
+            crate::error::usage(format!("--by commit: {e}"))
+        } else {
+            Err(e.into())
+        }
+    })
 }

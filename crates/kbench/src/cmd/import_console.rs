@@ -9,6 +9,7 @@ use crate::session::{self, DbArgs};
 use kbench_boot::stored::{BootTarget, HostView};
 use kbench_console::lava::Side;
 use kbench_import::lava::{console_text, read_lava_job};
+use kbench_record::KernelSource;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -123,6 +124,7 @@ fn import_boots(
         shared_log: true,
         kernel_config_sha256: config_sha256.as_deref(),
         command_line: &command_line,
+        kernel: &KernelSource::default(),
     };
     let mut failed = 0;
     // Each boot is judged on its own stretch of the capture: a panic in one boot's
@@ -201,6 +203,7 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             shared_log: false,
             kernel_config_sha256: None,
             command_line: &command_line,
+            kernel: &KernelSource::default(),
         };
         if !store_boot(&mut store, &target, None, &job.nonce, &boot.console, &host)? {
             failed += 1;

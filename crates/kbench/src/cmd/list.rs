@@ -25,22 +25,27 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     outln!(
-        "{:<28} {:>8} {:>6} {:>5}  {:<19}  last",
+        "{:<28} {:>8} {:>6} {:>5}  {:<19}  {:<19}  kernel",
         "label",
         "sessions",
         "runs",
         "boots",
-        "first"
+        "first",
+        "last"
     );
     for l in labels {
         outln!(
-            "{:<28} {:>8} {:>6} {:>5}  {:<19}  {}",
+            "{:<28} {:>8} {:>6} {:>5}  {:<19}  {:<19}  {}",
             l.label,
             l.sessions,
             l.runs,
             l.boots,
             kbench_report::compare::utc(l.first_unix_ns),
-            kbench_report::compare::utc(l.last_unix_ns)
+            kbench_report::compare::utc(l.last_unix_ns),
+            kbench_report::compare::kernel_text(
+                l.kernel_release.as_deref(),
+                l.kernel_commit.as_deref()
+            )
         );
     }
     Ok(0)

@@ -1,5 +1,5 @@
 //! `kbench run`: the main job. Repeated, interleaved, recorded runs under a label.
-use crate::args::{runner_error, Precision, SuiteArgs};
+use crate::args::{runner_error, CommitArgs, Precision, SuiteArgs};
 use crate::session::{self, DbArgs};
 use kbench_runner::{Plan, WorkloadOutcome};
 use std::time::{Duration, Instant};
@@ -24,6 +24,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub counters: bool,
     #[command(flatten)]
+    pub commit: CommitArgs,
+    #[command(flatten)]
     pub db: DbArgs,
 }
 
@@ -35,7 +37,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     });
     let plan = args.suite.plan(args.counters, precision)?;
     let mut store = args.db.open()?;
-    let new = session::new_session(&args.label, "run", Some(plan.seed));
+    let new = args
+        .commit
+        .apply(session::new_session(&args.label, "run", Some(plan.seed)))?;
     let session_id = session::begin_session(&mut store, &new)?;
     let started = Instant::now();
     let mut sink = session::StoreSink::one(&mut store, session_id);
