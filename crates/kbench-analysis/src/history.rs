@@ -179,7 +179,11 @@ fn histories(labels: &[LabelData], opts: &HistoryOptions) -> Vec<History> {
             .map(|(whole, data)| (*whole, by_metric(data)))
             .collect();
         for metric in wanted_metrics(&grouped, &opts.metrics) {
-            out.push(history_of(&machine, &metric, &on_machine, &grouped, opts));
+            let history = history_of(&machine, &metric, &on_machine, &grouped, opts);
+            // A metric whose every value is zero has no unit on the log scale.
+            if !history.labels.is_empty() {
+                out.push(history);
+            }
         }
     }
     out

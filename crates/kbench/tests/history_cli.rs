@@ -8,7 +8,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 
 /// pipe with both tasks on one CPU: the CPU of the hog, when there is one.
 const WORKLOAD: &str = "pipe:-l 3000 --placement same-cpu";
@@ -30,31 +30,6 @@ fn sessions(db: &Path, labels: &[String], cpu: u32, seed: u64) {
             .output()
             .expect("taskset (util-linux)");
         common::assert_success(&out, &["run", name]);
-    }
-}
-
-/// Two busy loops on one CPU, for as long as it lives.
-struct Hog(Vec<Child>);
-
-impl Hog {
-    fn on_cpu(cpu: u32) -> Hog {
-        Hog((0..2)
-            .map(|_| {
-                Command::new("taskset")
-                    .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
-                    .spawn()
-                    .expect("taskset (util-linux)")
-            })
-            .collect())
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 
@@ -100,7 +75,7 @@ fn a_dozen_quiet_labels_show_no_change_and_a_hog_is_found_where_it_began() {
 
     let hogged_labels = names(13..=18);
     {
-        let _hog = Hog::on_cpu(quiet);
+        let _hog = common::Hog::on_cpu(quiet, 2);
         sessions(db, &hogged_labels, quiet, 6);
     }
     let all_labels: Vec<String> = quiet_labels.iter().chain(&hogged_labels).cloned().collect();
@@ -184,7 +159,15 @@ fn bad_history_requests_get_one_line_and_exit_two() {
             "not a probability",
         ),
         (vec!["history", "--permutations", "3"], "--permutations"),
-        (vec!["history", "--by", "commit"], "--by"),
+        (vec!["history", "--by", "kernel"], "--by"),
+        (
+            vec!["history", "--by", "commit"],
+            "no commit recorded for k01",
+        ),
+        (
+            vec!["history", "--metric", "usec_per_op"],
+            "no runs of --metric usec_per_op",
+        ),
     ] {
         let out = common::kbench_on(db, &args);
         let line = one_line_error(&out, 2, &args);

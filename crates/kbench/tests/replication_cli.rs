@@ -12,7 +12,6 @@ mod common;
 
 use common::{json_on, ok_on, TempDb};
 use std::path::Path;
-use std::process::{Child, Command};
 
 /// Runs per workload in each session.
 const RUNS: &str = "6";
@@ -122,33 +121,6 @@ fn findings(report: &serde_json::Value) -> Vec<String> {
     found
 }
 
-/// Busy loops on one CPU for as long as it lives. Three of them leave a workload's
-/// task a quarter of the CPU, so that the IPI target's peer is off its CPU for most
-/// calls in every run (with one loop, half the calls, and a bimodal session).
-struct Hog(Vec<Child>);
-
-impl Hog {
-    fn on_cpu(cpu: u32) -> Hog {
-        Hog((0..3)
-            .map(|_| {
-                Command::new("taskset")
-                    .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
-                    .spawn()
-                    .expect("taskset (util-linux)")
-            })
-            .collect())
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 #[test]
 fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     let temp = TempDb::new();
@@ -226,7 +198,9 @@ fn aa_sessions_claim_nothing_and_a_hog_is_found_after_calibrate() {
     // it no longer idles, so wakes skip the idle exit and the IPI round trip has no
     // peer running to interrupt. Measured here: wake p50 -60%, IPI round trip -99%.
     {
-        let _hog = Hog::on_cpu(suite.quiet);
+        // Three loops leave the IPI target's peer off its CPU for most calls in every
+        // run; with one, half the calls, and a bimodal session.
+        let _hog = common::Hog::on_cpu(suite.quiet, 3);
         suite.session(db, "hogged");
     }
     let last = format!("aa{AA_PAIRS}b");

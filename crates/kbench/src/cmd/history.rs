@@ -79,10 +79,16 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
         options.commit_positions = commit_positions(&labels, &args.tree)?;
     }
     let report = kbench_analysis::history::history_report(&labels, &options);
-    if let Some(machine) = &args.machine {
-        if report.histories.is_empty() {
+    if report.histories.is_empty() {
+        if let Some(machine) = &args.machine {
             return crate::error::usage(format!(
-                "no runs on machine '{machine}' in these labels (kbench list shows the machines)"
+                "no runs on machine '{machine}' in these labels (kbench list --machines shows the machines)"
+            ));
+        }
+        if !args.metric.is_empty() {
+            return crate::error::usage(format!(
+                "no runs of --metric {} in these labels (kbench show LABEL shows their metrics)",
+                args.metric.join(", ")
             ));
         }
     }

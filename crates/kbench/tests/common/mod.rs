@@ -409,3 +409,29 @@ pub fn render_in_chromium(html: &Path) {
         "the screenshot is blank: {differing} of {total} pixels differ from the first"
     );
 }
+
+/// Busy loops on one CPU for as long as it lives: a real effect from outside for a
+/// test to find. Three of them leave a workload's task a quarter of the CPU.
+pub struct Hog(Vec<std::process::Child>);
+
+impl Hog {
+    pub fn on_cpu(cpu: u32, loops: usize) -> Hog {
+        Hog((0..loops)
+            .map(|_| {
+                Command::new("taskset")
+                    .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("taskset (util-linux)")
+            })
+            .collect())
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
