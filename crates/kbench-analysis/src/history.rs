@@ -159,25 +159,22 @@ pub fn history_report(labels: &[LabelData], opts: &HistoryOptions) -> HistoryRep
 fn histories(labels: &[LabelData], opts: &HistoryOptions) -> Vec<History> {
     let mut out = Vec::new();
     for machine in machines(labels, opts.machine.as_deref()) {
-        let mut on_machine: Vec<(&LabelData, LabelData)> = labels
+        let mut on_machine: Vec<LabelData> = labels
             .iter()
-            .map(|data| (data, data.of_sessions(|s| s.machine == machine)))
-            .filter(|(_, data)| !data.sessions.is_empty())
+            .map(|data| data.of_sessions(|s| s.machine == machine))
+            .filter(|data| !data.sessions.is_empty())
             .collect();
         // Stable sorts: labels of one date or commit keep the order given.
         match opts.order {
-            HistoryOrder::Date => on_machine.sort_by_key(|(_, data)| first_start(data)),
-            HistoryOrder::Commit => on_machine.sort_by_key(|(_, data)| {
+            HistoryOrder::Date => on_machine.sort_by_key(first_start),
+            HistoryOrder::Commit => on_machine.sort_by_key(|data| {
                 label_commit(data)
                     .and_then(|c| opts.commit_positions.get(c).copied())
                     .unwrap_or(usize::MAX)
             }),
             HistoryOrder::Given => {}
         }
-        let grouped: Vec<(&LabelData, BTreeMap<MetricName, Side>)> = on_machine
-            .iter()
-            .map(|(whole, data)| (*whole, by_metric(data)))
-            .collect();
+        let grouped: Vec<BTreeMap<MetricName, Side>> = on_machine.iter().map(by_metric).collect();
         for metric in wanted_metrics(&grouped, &opts.metrics) {
             let history = history_of(&machine, &metric, &on_machine, &grouped, opts);
             // A metric whose every value is zero has no unit on the log scale.
@@ -224,13 +221,10 @@ fn by_metric(data: &LabelData) -> BTreeMap<MetricName, Side> {
 }
 
 /// The metrics the specs name, or every primary metric, in name order.
-fn wanted_metrics(
-    grouped: &[(&LabelData, BTreeMap<MetricName, Side>)],
-    specs: &[String],
-) -> Vec<MetricName> {
+fn wanted_metrics(grouped: &[BTreeMap<MetricName, Side>], specs: &[String]) -> Vec<MetricName> {
     let all: BTreeMap<&MetricName, bool> = grouped
         .iter()
-        .flat_map(|(_, metrics)| metrics.iter().map(|(name, side)| (name, side.primary)))
+        .flat_map(|metrics| metrics.iter().map(|(name, side)| (name, side.primary)))
         .collect();
     all.into_iter()
         .filter(|(name, primary)| {
@@ -247,14 +241,14 @@ fn wanted_metrics(
 fn history_of(
     machine: &Option<String>,
     metric: &MetricName,
-    on_machine: &[(&LabelData, LabelData)],
-    grouped: &[(&LabelData, BTreeMap<MetricName, Side>)],
+    on_machine: &[LabelData],
+    grouped: &[BTreeMap<MetricName, Side>],
     opts: &HistoryOptions,
 ) -> History {
     let with_metric: Vec<(&LabelData, &Side)> = on_machine
         .iter()
         .zip(grouped)
-        .filter_map(|((_, data), (_, metrics))| Some((data, metrics.get(metric)?)))
+        .filter_map(|(data, metrics)| Some((data, metrics.get(metric)?)))
         .collect();
     let level = unit_level(with_metric.iter().map(|(_, side)| *side));
     // A label whose values are all zero or negative has no unit on the log scale.

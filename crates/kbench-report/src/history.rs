@@ -104,23 +104,36 @@ fn history_text(h: &History, o: &HistoryOptions) -> String {
     out
 }
 
-fn change_text(c: &HistoryChange) -> String {
-    let step = match &c.step {
+/// The step with its interval, `+3.01% [+2.50%, +3.52%]`.
+pub fn step_text(c: &HistoryChange) -> String {
+    match &c.step {
         Some(s) => format!(
             "{:+.2}% [{:+.2}%, {:+.2}%]",
             s.change_pct, s.ci_pct.0, s.ci_pct.1
         ),
         None => "a step too few units measure".to_string(),
-    };
-    let kind = if c.regression {
-        "a regression"
+    }
+}
+
+/// `regression` or `improvement`.
+pub fn kind_word(c: &HistoryChange) -> &'static str {
+    if c.regression {
+        "regression"
     } else {
-        "an improvement"
-    };
+        "improvement"
+    }
+}
+
+fn change_text(c: &HistoryChange) -> String {
+    let kind = kind_word(c);
+    let article = if c.regression { "a" } else { "an" };
     let mut out = wrap(
         &format!(
-            "  -- change between {} and {}: {step}, {kind} (p {:.3})",
-            c.before, c.after, c.p_value
+            "  -- change between {} and {}: {}, {article} {kind} (p {:.3})",
+            c.before,
+            c.after,
+            step_text(c),
+            c.p_value
         ),
         "     ",
     );

@@ -231,17 +231,24 @@ impl CommitArgs {
         let Some(commit) = &self.commit else {
             return Ok(session);
         };
-        let plausible = !commit.is_empty()
-            && commit.len() <= 200
-            && !commit.chars().any(|c| c.is_whitespace() || c.is_control());
-        if !plausible {
-            return usage(format!(
-                "--commit (or $KBENCH_COMMIT) {commit:?} is not a git revision: one word, no spaces"
-            ));
-        }
+        let commit = checked_commit("--commit (or $KBENCH_COMMIT)", commit)?;
         if let Some(env) = session.environment.as_mut() {
-            env.kernel.kernel_commit = Some(commit.clone());
+            env.kernel.kernel_commit = Some(commit);
         }
         Ok(session)
     }
+}
+
+/// `commit` as given to `option`, unless it cannot be a git revision (empty, spaces,
+/// control characters, longer than 200).
+pub fn checked_commit(option: &str, commit: &str) -> anyhow::Result<String> {
+    let plausible = !commit.is_empty()
+        && commit.len() <= 200
+        && !commit.chars().any(|c| c.is_whitespace() || c.is_control());
+    if !plausible {
+        return usage(format!(
+            "{option} {commit:?} is not a git revision: one word, no spaces"
+        ));
+    }
+    Ok(commit.to_string())
 }

@@ -73,6 +73,8 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
             "3",
             "--pin-vcpus",
             "1,0",
+            "--commit-b",
+            "v6.12.9",
             "--format",
             "json",
         ],
@@ -168,6 +170,7 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     );
     assert_eq!(env["vm_accel"], accel, "{env}");
     assert_eq!(env["vm_notice"].is_string(), accel == "tcg", "{env}");
+    assert_eq!(env["kernel_commit"], "v6.12.9", "--commit-b: {env}");
     assert!(
         !env["cmdline"].as_str().unwrap().contains("kbench.session="),
         "{env}"
@@ -594,6 +597,13 @@ fn arm64_kernels_get_the_virt_machine_and_ttyama0() {
             assert!(cmd.contains(word), "{word:?} in {cmd}");
         }
     }
+    // A commit that cannot be a revision is refused before anything boots.
+    let args = ["--commit-a", "two words"];
+    let line = common::one_line_error(&dry_run(&arm_a, &arm_b, &args), 2, &args);
+    assert!(
+        line.contains("--commit-a \"two words\" is not a git revision"),
+        "{line}"
+    );
     let a53 = dry_run(&arm_a, &arm_b, &["--cpu", "cortex-a53"]);
     assert!(
         String::from_utf8_lossy(&a53.stdout).contains(" -M virt -cpu cortex-a53 "),

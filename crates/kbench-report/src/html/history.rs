@@ -4,6 +4,7 @@
 use super::svg::{escape, Linear, Shape, Svg};
 use super::{page, plots};
 use crate::compare::{figure, kernel_text, unit_word};
+use crate::history::{kind_word, step_text};
 use kbench_analysis::history::{History, HistoryReport};
 
 const HEIGHT: f64 = 300.0;
@@ -48,22 +49,12 @@ fn section(h: &History) -> String {
             "<table><tr><th>between</th><th>step</th><th>p</th><th>examine with</th></tr>\n",
         );
         for c in &h.changes {
-            let step = c.step.as_ref().map_or("-".to_string(), |s| {
-                format!(
-                    "{:+.2}% [{:+.2}%, {:+.2}%]",
-                    s.change_pct, s.ci_pct.0, s.ci_pct.1
-                )
-            });
-            let kind = if c.regression {
-                "regression"
-            } else {
-                "improvement"
-            };
             out.push_str(&format!(
-                "<tr><td>{} → {}</td><td class=\"num\">{} ({kind})</td><td class=\"num\">{:.3}</td><td><code>{}</code></td></tr>\n",
+                "<tr><td>{} → {}</td><td class=\"num\">{} ({})</td><td class=\"num\">{:.3}</td><td><code>{}</code></td></tr>\n",
                 escape(&c.before),
                 escape(&c.after),
-                step,
+                step_text(c),
+                kind_word(c),
                 c.p_value,
                 escape(&c.compare)
             ));

@@ -1,6 +1,7 @@
 //! `kbench vm-ab --kernel-a IMG --kernel-b IMG --boots N`: two kernels booted
 //! alternately (ABBA) under qemu with kbench as the initramfs /init, each boot one
 //! session, then the verdict with boots as the units.
+use crate::args::checked_commit;
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use crate::vm::{qemu_command, read_kernel, BootSide, Machine, MachineArgs};
@@ -53,6 +54,13 @@ pub struct VmAbArgs {
     /// A word for kernel B's command line only (repeatable).
     #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
     pub kernel_arg_b: Vec<String>,
+    /// The commit kernel A was built from, stored with its boots (`kbench history --by
+    /// commit`).
+    #[arg(long, value_name = "REV")]
+    pub commit_a: Option<String>,
+    /// The commit kernel B was built from.
+    #[arg(long, value_name = "REV")]
+    pub commit_b: Option<String>,
     /// Print the qemu commands and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -255,7 +263,7 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
             "both sides would be labelled {label_a}: give them different labels (--label-a, --label-b)"
         ));
     }
-    Ok([
+    let mut sides = [
         BootSide::new(
             image_a,
             label_a,
@@ -272,7 +280,16 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
             work,
             "b",
         )?,
-    ])
+    ];
+    for (side, (option, commit)) in sides.iter_mut().zip([
+        ("--commit-a", &args.commit_a),
+        ("--commit-b", &args.commit_b),
+    ]) {
+        if let Some(commit) = commit {
+            side.source.kernel_commit = Some(checked_commit(option, commit)?);
+        }
+    }
+    Ok(sides)
 }
 
 fn shell_words(cmd: &Command) -> String {
