@@ -41,8 +41,9 @@ fn history_text(h: &History, o: &HistoryOptions) -> String {
     };
     let mut out = wrap(
         &format!(
-            "{} in {} on {machine}: {} labels {order}, {} as units.",
+            "{}{} in {} on {machine}: {} labels {order}, {} as units.",
             h.metric,
+            params_text(h),
             h.unit,
             h.labels.len(),
             unit_word(h.level, 2)
@@ -102,6 +103,17 @@ fn history_text(h: &History, o: &HistoryOptions) -> String {
         out.push_str("  no change point\n");
     }
     out
+}
+
+/// ` [loop=2000 placement=same-cpu]`: the parameters that keep this metric's runs apart
+/// from the same workload's others (the default suite runs pipe on one CPU and across
+/// two); empty when there are none.
+pub fn params_text(h: &History) -> String {
+    if h.metric.params.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", h.metric.params)
+    }
 }
 
 /// The step with its interval, `+3.01% [+2.50%, +3.52%]`.

@@ -4,7 +4,7 @@
 use super::svg::{escape, Linear, Shape, Svg};
 use super::{page, plots};
 use crate::compare::{figure, kernel_text, unit_word};
-use crate::history::{kind_word, step_text};
+use crate::history::{kind_word, params_text, step_text};
 use kbench_analysis::history::{History, HistoryReport};
 
 const HEIGHT: f64 = 300.0;
@@ -33,7 +33,7 @@ fn section(h: &History) -> String {
         .unwrap_or("a machine its sessions do not name");
     let mut out = format!(
         "<h2>{}</h2>\n<p>{} labels on {}, {} as units; {}.</p>\n",
-        escape(&format!("{} in {}", h.metric, h.unit)),
+        escape(&format!("{}{} in {}", h.metric, params_text(h), h.unit)),
         h.labels.len(),
         escape(machine),
         unit_word(h.level, 2),
