@@ -10,8 +10,8 @@ use crate::model::machine_option;
 use crate::sequential::log_unit_means;
 use crate::AnalysisError;
 use kbench_stats::changepoint::{e_divisive, step_between, ChangePointOptions, Step};
-use kbench_stats::descriptive::{mean, sample_sd};
-use kbench_stats::special::t_quantile;
+use kbench_stats::descriptive::mean;
+use kbench_stats::parametric::mean_interval;
 use kbench_stats::Level;
 use kbench_store::Store;
 use serde::Serialize;
@@ -323,13 +323,8 @@ fn history_of(
 
 /// The geometric mean of log unit values and its t interval (`None` with one unit).
 fn geometric_interval(units: &[f64], confidence: f64) -> (f64, Option<(f64, f64)>) {
-    let center = mean(units);
-    let ci = sample_sd(units).map(|sd| {
-        let n = units.len() as f64;
-        let half = t_quantile(0.5 + confidence / 2.0, n - 1.0) * sd / n.sqrt();
-        ((center - half).exp(), (center + half).exp())
-    });
-    (center.exp(), ci)
+    let ci = mean_interval(units, confidence).map(|(low, high)| (low.exp(), high.exp()));
+    (mean(units).exp(), ci)
 }
 
 /// Boots, unless every run of the history ran in one boot: then sessions.

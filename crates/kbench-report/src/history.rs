@@ -153,7 +153,8 @@ fn change_text(c: &HistoryChange) -> String {
     out
 }
 
-fn interval(ci: Option<(f64, f64)>) -> String {
+/// `5.01 .. 5.24`, or `-` for a label of one unit.
+pub fn interval(ci: Option<(f64, f64)>) -> String {
     match ci {
         Some((low, high)) => format!("{} .. {}", figure(Some(low)), figure(Some(high))),
         None => "-".into(),

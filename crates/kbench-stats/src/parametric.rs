@@ -90,6 +90,15 @@ pub fn welch(a: &[f64], b: &[f64], confidence: f64) -> Option<Welch> {
     )
 }
 
+/// Student's t interval of the mean of `values` at `confidence`; `None` with fewer than
+/// two values.
+pub fn mean_interval(values: &[f64], confidence: f64) -> Option<(f64, f64)> {
+    let sd = crate::descriptive::sample_sd(values)?;
+    let (center, n) = (mean(values), values.len() as f64);
+    let half = t_quantile(0.5 + confidence / 2.0, n - 1.0) * sd / n.sqrt();
+    Some((center - half, center + half))
+}
+
 /// Fieller's confidence interval for the ratio of means mean_b / mean_a (Fieller 1954),
 /// using the Welch-Satterthwaite degrees of freedom, so it excludes 1 exactly when Welch's
 /// test rejects at the same level. Swapping the sides gives the reciprocal interval.

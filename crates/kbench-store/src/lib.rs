@@ -21,7 +21,7 @@ pub use kernel_config::config_hash;
 pub use location::Location;
 pub use machine::machine_of;
 pub use store::{
-    default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, MachineLabel, NewBoot,
-    NewCalibration, PushedSession, RunRow, SessionRow, SessionWithRuns, Store, StoreError,
-    SummaryRow,
+    default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, LabelKernel,
+    MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow, SessionWithRuns,
+    Store, StoreError, SummaryRow,
 };

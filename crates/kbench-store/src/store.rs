@@ -217,8 +217,14 @@ pub struct MachineLabel {
     pub last_unix_ns: u64,
 }
 
-/// A label's kernel release and commit, either unknown.
-type LabelKernel = (Option<String>, Option<String>);
+/// The kernel a label's last session ran, as `kbench list` shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelKernel {
+    /// `uname -r`.
+    pub release: Option<String>,
+    /// The commit it was built from, when recorded.
+    pub commit: Option<String>,
+}
 
 /// One label at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,11 +235,6 @@ pub struct LabelInfo {
     pub boots: u64,
     pub first_unix_ns: u64,
     pub last_unix_ns: u64,
-    /// The kernel its last session ran: `uname -r`, and the commit when recorded.
-    #[serde(default)]
-    pub kernel_release: Option<String>,
-    #[serde(default)]
-    pub kernel_commit: Option<String>,
 }
 
 /// Which database a [`Store`] holds.
@@ -566,25 +567,16 @@ impl Store {
                     boots: r.u64(3)?,
                     first_unix_ns: r.u64(4)?,
                     last_unix_ns: r.u64(5)?,
-                    kernel_release: None,
-                    kernel_commit: None,
                 })
             })
             .collect::<Result<Vec<LabelInfo>, StoreError>>()?;
-        let kernels = self.last_kernels()?;
-        for info in &mut labels {
-            if let Some((release, commit)) = kernels.get(&info.label) {
-                info.kernel_release.clone_from(release);
-                info.kernel_commit.clone_from(commit);
-            }
-        }
         labels.sort_by(|a, b| (a.first_unix_ns, &a.label).cmp(&(b.first_unix_ns, &b.label)));
         Ok(labels)
     }
 
-    /// Per label, the kernel release and commit its last session recorded: one
-    /// environment read a label, not one a session.
-    fn last_kernels(&self) -> Result<BTreeMap<String, LabelKernel>, StoreError> {
+    /// Per label, the kernel its last session recorded: one environment read a label,
+    /// not one a session, and only for the callers that show it.
+    pub fn label_kernels(&self) -> Result<BTreeMap<String, LabelKernel>, StoreError> {
         let rows = self.db().query(
             "SELECT s.label, s.environment FROM sessions s
              WHERE s.id IN (SELECT max(id) FROM sessions GROUP BY label)",
@@ -597,7 +589,7 @@ impl Store {
                     .as_ref()
                     .and_then(|e| e.snapshot.as_ref()?.kernel_release.clone());
                 let commit = env.and_then(|e| e.kernel.kernel_commit);
-                Ok((r.str(0)?.to_string(), (release, commit)))
+                Ok((r.str(0)?.to_string(), LabelKernel { release, commit }))
             })
             .collect()
     }

@@ -18,6 +18,16 @@ pub fn built_without<T>(part: &str, what: &str) -> anyhow::Result<T> {
     ))
 }
 
+/// A git or build-tree failure: the user's when it names their input (a directory that
+/// is no repository, a revision git does not know), exit 2; kbench's otherwise.
+pub fn tree_error(e: kbench_boot::tree::TreeError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

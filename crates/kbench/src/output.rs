@@ -45,3 +45,15 @@ macro_rules! outln {
         $crate::output::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())?
     };
 }
+
+/// A page to `output`, whole, saying where it went and its size; to stdout without one.
+pub fn write_page(output: Option<&Path>, page: &str) -> anyhow::Result<()> {
+    match output {
+        Some(path) => {
+            write_whole(path, page.as_bytes())?;
+            outln!("wrote {} ({} bytes)", path.display(), page.len());
+        }
+        None => write_stdout(page.as_bytes())?,
+    }
+    Ok(())
+}

@@ -4,7 +4,7 @@
 use super::svg::{escape, Linear, Shape, Svg};
 use super::{page, plots};
 use crate::compare::{figure, kernel_text, unit_word};
-use crate::history::{kind_word, params_text, step_text};
+use crate::history::{interval, kind_word, params_text, step_text};
 use kbench_analysis::history::{History, HistoryReport};
 
 const HEIGHT: f64 = 300.0;
@@ -66,16 +66,13 @@ fn section(h: &History) -> String {
         unit_word(h.level, 2)
     ));
     for l in &h.labels {
-        let ci = l.ci.map_or("-".to_string(), |(lo, hi)| {
-            format!("{} .. {}", figure(Some(lo)), figure(Some(hi)))
-        });
         out.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
             escape(&l.label),
             escape(&kernel_text(l.kernel_release.as_deref(), l.commit.as_deref())),
             l.units,
             figure(Some(l.mean)),
-            ci
+            interval(l.ci)
         ));
     }
     out.push_str("</table>\n");

@@ -7,6 +7,7 @@
 //! `--resume`) and `git bisect log`. Every boot is a session labelled `NAME@COMMIT`, so
 //! a resumed bisection replays its decisions from the boots already stored and boots
 //! nothing twice, and `compare` reads any two commits' boots.
+use crate::error::tree_error;
 use crate::error::usage;
 use crate::guest::SuiteArgs;
 use crate::session::{self, DbArgs};
@@ -18,7 +19,7 @@ use kbench_analysis::bisect::{
 };
 use kbench_analysis::LabelData;
 use kbench_boot::qemu::QemuSetup;
-use kbench_boot::tree::{self, BisectState, Build, BuildCache, Mark, TreeError, Worktree};
+use kbench_boot::tree::{self, BisectState, Build, BuildCache, Mark, Worktree};
 use kbench_stats::bisect::{StepDecision, StepLook};
 use kbench_stats::sequential::{Decision, Look};
 use kbench_store::Store;
@@ -930,13 +931,4 @@ fn status(args: &BisectArgs, dir: &Path, repo: &Path) -> anyhow::Result<i32> {
         Err(_) => outln!("  no step marked yet"),
     }
     Ok(0)
-}
-
-/// A tree error the user can fix (a path, a revision) is their mistake (exit 2).
-fn tree_error(e: TreeError) -> anyhow::Error {
-    if e.is_usage() {
-        crate::error::UsageError(e.to_string()).into()
-    } else {
-        e.into()
-    }
 }

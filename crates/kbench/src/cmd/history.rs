@@ -100,13 +100,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
         Format::Html => return crate::error::built_without("the HTML report", "history"),
         _ => kbench_report::history::text(&report),
     };
-    match &args.output {
-        Some(path) => {
-            crate::output::write_whole(path, text.as_bytes())?;
-            outln!("wrote {} ({} bytes)", path.display(), text.len());
-        }
-        None => crate::output::write_stdout(text.as_bytes())?,
-    }
+    crate::output::write_page(args.output.as_deref(), &text)?;
     Ok(0)
 }
 
@@ -133,11 +127,5 @@ fn commit_positions(
         .collect();
     commits.sort();
     commits.dedup();
-    kbench_boot::tree::history_positions(tree, &commits).or_else(|e| {
-        if e.is_usage() {
-            crate::error::usage(format!("--by commit: {e}"))
-        } else {
-            Err(e.into())
-        }
-    })
+    kbench_boot::tree::history_positions(tree, &commits).map_err(crate::error::tree_error)
 }

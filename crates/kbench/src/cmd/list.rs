@@ -17,6 +17,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
         return list_machines(&store);
     }
     let labels = store.labels().map_err(crate::session::store_error)?;
+    let kernels = store.label_kernels().map_err(crate::session::store_error)?;
     if labels.is_empty() {
         outln!(
             "no runs in {} yet: kbench run --label NAME",
@@ -34,6 +35,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
         "last"
     );
     for l in labels {
+        let kernel = kernels.get(&l.label).cloned().unwrap_or_default();
         outln!(
             "{:<28} {:>8} {:>6} {:>5}  {:<19}  {:<19}  {}",
             l.label,
@@ -43,8 +45,8 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
             kbench_report::compare::utc(l.first_unix_ns),
             kbench_report::compare::utc(l.last_unix_ns),
             kbench_report::compare::kernel_text(
-                l.kernel_release.as_deref(),
-                l.kernel_commit.as_deref()
+                kernel.release.as_deref(),
+                kernel.commit.as_deref()
             )
         );
     }

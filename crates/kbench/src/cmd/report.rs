@@ -37,12 +37,6 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     )
     .map_err(crate::analysis_error)?;
     let page = kbench_report::html::render_loaded(&comparisons);
-    match &args.output {
-        Some(path) => {
-            crate::output::write_whole(path, page.as_bytes())?;
-            outln!("wrote {} ({} bytes)", path.display(), page.len());
-        }
-        None => crate::output::write_stdout(page.as_bytes())?,
-    }
+    crate::output::write_page(args.output.as_deref(), &page)?;
     Ok(0)
 }
