@@ -72,6 +72,10 @@ if [[ ! -x $cargo ]] || ! /usr/bin/rustc --print sysroot >/dev/null 2>&1 ||
     echo "build-static.sh: no Debian Rust with the $target std; run scripts/install-aarch64-toolchain.sh" >&2
     exit 2
 fi
+# The cross build for tests only boots under TCG as /init and runs workloads of a few
+# hundred loops: unoptimised, it builds in 70 s instead of 158 s, and its tests take
+# 40 s instead of 37 s.
+[[ -z $tests_dir ]] || export CARGO_PROFILE_RELEASE_OPT_LEVEL=0
 triple=${target%%-unknown-*}-linux-gnu
 env_target=$(echo "$target" | tr 'a-z-' 'A-Z_')
 export "CARGO_TARGET_${env_target}_LINKER=$triple-gcc"

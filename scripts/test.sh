@@ -150,8 +150,8 @@ export KBENCH_KERNEL_CACHE
 
 # The aarch64 kbench, built with Debian's Rust (rustup has no aarch64 std here), for
 # the arm64 kernels' tests, where it only runs as /init: the guest build, as a board's,
-# optimised as little as the x86_64 one: the boot tests need its features, not its
-# speed or its last megabyte.
+# unoptimised (build-static.sh): the boot tests need its features, not its speed or
+# its last megabyte.
 build_aarch64() { aarch64_bin=$(scripts/build-static.sh --for-tests --guest aarch64); }
 step "build: static aarch64 guest kbench (Debian rustc)" build_aarch64
 if ! file "$aarch64_bin" | grep -q "ARM aarch64.*statically linked"; then

@@ -32,6 +32,10 @@ pub const STALE_AFTER_DAYS: f64 = 30.0;
 pub struct Fingerprint {
     pub host: Option<String>,
     pub cpu_models: Vec<String>,
+    /// Which of several machines of that host name and CPU models
+    /// (`kbench_sys::machine_id`); a calibration made before ids has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
     pub kernel_release: Option<String>,
     /// FNV-1a of the kernel command line, hex.
     pub cmdline_hash: Option<String>,
@@ -43,6 +47,7 @@ impl Fingerprint {
         Fingerprint {
             host: snapshot.hostname.clone(),
             cpu_models: snapshot.cpu_models.clone(),
+            machine_id: snapshot.machine_id.clone(),
             kernel_release: snapshot.kernel_release.clone(),
             cmdline_hash: snapshot.cmdline.as_deref().map(fnv1a_hex),
             kbench_version: kbench_version.to_string(),
@@ -50,10 +55,16 @@ impl Fingerprint {
     }
 
     /// Whether a calibration with this fingerprint describes `machine`'s noise: the
-    /// same host name (known on both) and the same CPU models.
+    /// same host name (known on both), the same CPU models, and the same machine id
+    /// where both have one (a calibration made before ids describes the machine of its
+    /// name, as it did then).
     pub fn same_machine(&self, machine: &Fingerprint) -> bool {
         let hosts_agree = matches!((&self.host, &machine.host), (Some(a), Some(b)) if a == b);
-        hosts_agree && self.cpu_models == machine.cpu_models
+        let ids_agree = match (&self.machine_id, &machine.machine_id) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        hosts_agree && self.cpu_models == machine.cpu_models && ids_agree
     }
 
     /// Whether kernel release and command line agree.
@@ -280,4 +291,32 @@ pub fn resolvable(cal: &Calibration, alpha: f64) -> Vec<Resolvable> {
             ))
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fingerprint;
+
+    fn board(id: Option<&str>) -> Fingerprint {
+        Fingerprint {
+            host: Some("kbench-guest".into()),
+            cpu_models: vec!["Cortex-A53".into(), "Cortex-A72".into()],
+            machine_id: id.map(str::to_string),
+            ..Fingerprint::default()
+        }
+    }
+
+    #[test]
+    fn a_calibration_is_of_one_board_and_one_made_before_ids_is_of_its_name() {
+        let (a, b, before_ids) = (board(Some("dt:aa")), board(Some("dt:bb")), board(None));
+        assert!(a.same_machine(&a));
+        assert!(!a.same_machine(&b), "two boards of one type");
+        assert!(before_ids.same_machine(&a) && before_ids.same_machine(&b));
+        assert!(a.same_machine(&before_ids));
+        let elsewhere = Fingerprint {
+            host: Some("other".into()),
+            ..board(Some("dt:aa"))
+        };
+        assert!(!a.same_machine(&elsewhere), "an id does not join two names");
+    }
 }

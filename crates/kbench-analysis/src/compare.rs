@@ -74,6 +74,30 @@ pub fn machines_of(sessions: &[SessionRow]) -> Vec<String> {
     known.into_iter().cloned().collect()
 }
 
+/// The machine of `known` that `--machine asked` names: the machine shown as
+/// `asked`; or, for `name [id]` (what a session of this host knows of itself), the
+/// bare `name` a store shows while one id is seen under it; or the one machine
+/// shown as `... [asked]`, by its id alone. `None` when none does.
+pub fn resolve_machine<'a>(
+    known: impl IntoIterator<Item = &'a String> + Clone,
+    asked: &str,
+) -> Option<String> {
+    if known.clone().into_iter().any(|m| m == asked) {
+        return Some(asked.to_string());
+    }
+    if let Some((name, _)) = asked.strip_suffix(']').and_then(|a| a.rsplit_once(" [")) {
+        if known.clone().into_iter().any(|m| m == name) {
+            return Some(name.to_string());
+        }
+    }
+    let suffix = format!(" [{asked}]");
+    let mut by_id = known.into_iter().filter(|m| m.ends_with(&suffix));
+    match (by_id.next(), by_id.next()) {
+        (Some(one), None) => Some(one.clone()),
+        _ => None,
+    }
+}
+
 /// Which machines of the two sides `choice` asks for, to narrow both to with
 /// [`narrowed`]; `None` when the labels hold no two machines' runs.
 fn select_machines(
@@ -83,6 +107,16 @@ fn select_machines(
 ) -> Result<Option<MachinesCompared>, AnalysisError> {
     let (in_a, in_b) = (machines_of(&a.sessions), machines_of(&b.sessions));
     let all: BTreeSet<&String> = in_a.iter().chain(&in_b).collect();
+    let resolved;
+    let choice = match choice {
+        Machines::Only(asked) => {
+            resolved = Machines::Only(
+                resolve_machine(all.iter().copied(), asked).unwrap_or_else(|| asked.clone()),
+            );
+            &resolved
+        }
+        other => other,
+    };
     let one = |machine: &str| {
         let left_out = |side: &[String]| side.iter().filter(|m| *m != machine).cloned().collect();
         MachinesCompared::One {
@@ -1152,5 +1186,29 @@ impl std::str::FromStr for FailOn {
             .into_iter()
             .find(|rule| rule.name() == name)
             .ok_or_else(|| AnalysisError::Usage(format!("unknown --fail-on rule '{name}'")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_machine;
+
+    #[test]
+    fn a_machine_is_named_whole_by_its_id_or_as_a_session_knows_itself() {
+        let known: Vec<String> = ["host: X [dt:aa]", "host: X [dt:bb]", "host: X", "solo: Y"]
+            .map(String::from)
+            .to_vec();
+        let resolve = |asked| resolve_machine(&known, asked);
+        assert_eq!(
+            resolve("host: X [dt:aa]").as_deref(),
+            Some("host: X [dt:aa]")
+        );
+        assert_eq!(resolve("dt:bb").as_deref(), Some("host: X [dt:bb]"));
+        // The sessions stored before ids, by the bare name.
+        assert_eq!(resolve("host: X").as_deref(), Some("host: X"));
+        // A session of `solo` knows its id; the store shows it bare (one id).
+        assert_eq!(resolve("solo: Y [mac:01]").as_deref(), Some("solo: Y"));
+        assert_eq!(resolve("dt:cc"), None);
+        assert_eq!(resolve("host"), None);
     }
 }

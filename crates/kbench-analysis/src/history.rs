@@ -186,14 +186,18 @@ fn histories(labels: &[LabelData], opts: &HistoryOptions) -> Vec<History> {
     out
 }
 
+/// The machines whose histories are shown: `only` as `--machine` names it
+/// ([`crate::compare::resolve_machine`]), or every machine of the labels.
 fn machines(labels: &[LabelData], only: Option<&str>) -> Vec<Option<String>> {
-    if let Some(machine) = only {
-        return vec![Some(machine.to_string())];
-    }
     let all: BTreeSet<Option<String>> = labels
         .iter()
         .flat_map(|l| l.sessions.iter().map(|s| s.machine.clone()))
         .collect();
+    if let Some(asked) = only {
+        let known: Vec<&String> = all.iter().flatten().collect();
+        let machine = crate::compare::resolve_machine(known.iter().copied(), asked);
+        return vec![Some(machine.unwrap_or_else(|| asked.to_string()))];
+    }
     all.into_iter().collect()
 }
 

@@ -22,6 +22,10 @@ pub struct HostView {
     pub accel_reason: Option<String>,
     /// Seconds from qemu's start to its exit, as the host timed them.
     pub qemu_wall_s: Option<f64>,
+    /// The id of the machine qemu ran on (`kbench_sys::machine_id`): a guest with no
+    /// id of its own (qemu gives it none) takes it, so that the guests of two hosts of
+    /// one model are two machines.
+    pub machine_id: Option<String>,
 }
 
 /// Where the sessions of booted kernels are stored, and what their logs must show.
@@ -195,6 +199,11 @@ fn add_boot_environment(
             .filter(|w| !w.starts_with("kbench.session="))
             .collect();
         *cmdline = kept.join(" ");
+    }
+    if let Some(snapshot) = env.snapshot.as_mut() {
+        if snapshot.machine_id.is_none() {
+            snapshot.machine_id = host.machine_id.clone();
+        }
     }
     let begin = received.begin.as_ref();
     // What the guest said of itself beyond the snapshot: its compiler line (which

@@ -139,6 +139,16 @@ impl SessionEnvironment {
         }
     }
 
+    /// Which of several machines of one host name and CPU models it is
+    /// (`kbench_sys::machine_id`), from the snapshot or, when there is none, from the
+    /// keys kept; `None` for environments recorded before ids, or without one.
+    pub fn machine_id(&self) -> Option<&str> {
+        match &self.snapshot {
+            Some(snapshot) => snapshot.machine_id.as_deref(),
+            None => self.other.get("machine_id")?.as_str(),
+        }
+    }
+
     /// The host name, from the snapshot or, when there is none, from the keys kept.
     fn hostname(&self) -> Option<&str> {
         match &self.snapshot {

@@ -276,6 +276,13 @@ pub const MIGRATIONS: &[&str] = &[
     WHERE record LIKE '%"series"%' AND json_valid(record)
       AND json_type(record, '$.series') = 'array' AND json_array_length(record, '$.series') > 0;
     "#,
+    // 9: which of several machines of one name a session ran on
+    // (kbench_sys::machine_id); sessions stored before have none, and keep their
+    // machine (crate::machine::MACHINE_SQL).
+    r#"
+    ALTER TABLE sessions ADD COLUMN machine_id TEXT;
+    CREATE INDEX sessions_by_machine_id ON sessions(machine, machine_id);
+    "#,
 ];
 
 /// A PostgreSQL database starts at this version, with [`POSTGRES_BASELINE`]: no
@@ -422,6 +429,11 @@ pub const POSTGRES_MIGRATIONS: &[&str] = &[
     UPDATE runs SET has_series = 1
     WHERE record LIKE '%"series"%' AND jsonb_typeof(record::jsonb -> 'series') = 'array'
       AND jsonb_array_length(record::jsonb -> 'series') > 0;
+    "#,
+    // 9
+    r#"
+    ALTER TABLE sessions ADD COLUMN machine_id TEXT;
+    CREATE INDEX sessions_by_machine_id ON sessions(machine, machine_id);
     "#,
 ];
 

@@ -8,6 +8,7 @@ use crate::cells;
 use crate::db::{Cell, Db, Row};
 use crate::kernel_config::{self, config_hash};
 use crate::location::Location;
+use crate::machine::MACHINE_SQL;
 pub use kbench_record::stored::{SessionWithRuns, SummaryRow};
 use kbench_record::{
     legacy_primary, mark_legacy_primary, ImportSource, Imported, NewSession, ObservedPlacement,
@@ -599,10 +600,12 @@ impl Store {
     pub fn machine_labels(&self) -> Result<Vec<MachineLabel>, StoreError> {
         let rows = self.db().query(
             &format!(
-                "SELECT s.machine, s.label, count(DISTINCT s.id), count(r.id),
-                        min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
-                 FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
-                 GROUP BY s.machine, s.label"
+                "SELECT m.machine, m.label, count(DISTINCT m.id), count(r.id),
+                        min(m.started_unix_ns), max(coalesce(m.ended_unix_ns, m.started_unix_ns))
+                 FROM (SELECT s.id, s.label, s.started_unix_ns, s.ended_unix_ns,
+                              {MACHINE_SQL} AS machine FROM sessions s) m
+                 LEFT JOIN runs r ON r.session_id = m.id AND {MEASURED_SQL}
+                 GROUP BY m.machine, m.label"
             ),
             &[],
         )?;
@@ -703,7 +706,7 @@ impl Store {
                         s.kbench_version, s.command_line, s.seed, s.environment,
                         s.source_file, s.source_format, s.source_hash,
                         (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL}),
-                        s.interleave_group, s.kernel_config_hash, s.uuid, s.machine
+                        s.interleave_group, s.kernel_config_hash, s.uuid, {MACHINE_SQL}
                  FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
             ),
             cells![label],
@@ -1000,13 +1003,14 @@ fn insert_session_with(
 ) -> Result<Option<i64>, StoreError> {
     let uuid = s.uuid.clone().unwrap_or_else(new_session_uuid);
     let machine = crate::machine::machine_of(s.environment.as_ref());
+    let machine_id = crate::machine::machine_id_of(s.environment.as_ref());
     let row = db.query_opt(
         &format!(
             "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
                                    command_line, seed, environment,
                                    source_file, source_format, source_hash, interleave_group,
-                                   uuid, machine)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                   uuid, machine, machine_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              {on_conflict} RETURNING id"
         ),
         cells![
@@ -1024,6 +1028,7 @@ fn insert_session_with(
             s.interleave_group.as_ref(),
             uuid,
             machine,
+            machine_id,
         ],
     )?;
     row.map(|r| r.i64(0)).transpose()

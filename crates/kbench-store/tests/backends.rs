@@ -69,6 +69,7 @@ on_both_backends!(
     a_session_not_ended_is_pushed_only_when_asked,
     four_writers_at_once_lose_nothing,
     machines_hold_their_labels,
+    boards_of_one_name_are_told_apart_by_their_ids,
     calibrations_read_back,
     sequential_designs_read_back_newest_first_with_their_looks,
     a_reader_is_never_given_a_new_database,
@@ -491,6 +492,57 @@ fn machines_hold_their_labels(db: &TestDb) {
             (m("y"), "a".into(), 1, 1),
             (None, "imported".into(), 1, 0),
         ]
+    );
+}
+
+/// Two boards of one type report one host name and CPU models; their ids tell them
+/// apart once both are seen, and the sessions stored before ids keep the bare name.
+fn boards_of_one_name_are_told_apart_by_their_ids(db: &TestDb) {
+    let mut store = db.open();
+    let on_board = |label: &str, started: u64, id: Option<&str>| {
+        let mut s = session(label, started, "kbench-guest");
+        let snapshot = s.environment.as_mut().and_then(|e| e.snapshot.as_mut());
+        snapshot.expect("a snapshot").machine_id = id.map(str::to_string);
+        s
+    };
+    let name = "kbench-guest: Cortex-A53 + Cortex-A72";
+    let machines = |store: &Store| -> Vec<(Option<String>, String)> {
+        let rows = store.machine_labels().unwrap();
+        rows.into_iter().map(|m| (m.machine, m.label)).collect()
+    };
+    for (label, started, id) in [("before-ids", 1, None), ("a", 2, Some("dt:aaaa"))] {
+        let session = store.begin_session(&on_board(label, started, id)).unwrap();
+        store.insert_run(session, &full_run(1)).unwrap();
+    }
+    // One id under the name: one machine, under the name it always had.
+    assert_eq!(
+        machines(&store),
+        [
+            (Some(name.into()), "before-ids".into()),
+            (Some(name.into()), "a".into())
+        ]
+    );
+    assert_eq!(
+        store.sessions("a").unwrap()[0].machine.as_deref(),
+        Some(name)
+    );
+    let b = store
+        .begin_session(&on_board("b", 3, Some("dt:bbbb")))
+        .unwrap();
+    store.insert_run(b, &full_run(1)).unwrap();
+    let with = |id: &str| Some(format!("{name} [{id}]"));
+    assert_eq!(
+        machines(&store),
+        [
+            (Some(name.into()), "before-ids".into()),
+            (with("dt:aaaa"), "a".into()),
+            (with("dt:bbbb"), "b".into()),
+        ]
+    );
+    assert_eq!(store.sessions("b").unwrap()[0].machine, with("dt:bbbb"));
+    assert_eq!(
+        store.sessions("before-ids").unwrap()[0].machine.as_deref(),
+        Some(name)
     );
 }
 

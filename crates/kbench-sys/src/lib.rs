@@ -10,6 +10,7 @@
 //! - [`Topology::resolve_cpus`]: a `--cpus` spec (`0-3,6`, `class:big`, `class:Cortex-A53`);
 //! - [`parse_cpulist`] / [`format_cpulist`]: the kernel's cpulist form;
 //! - [`EnvSnapshot::capture`]: the environment record stored with every session;
+//! - [`machine_id::detect`]: which of several machines of one model this is;
 //! - [`checklist::checklist`]: the noise checklist shown by `kbench env`;
 //! - [`tune`]: `kbench env --tune/--reset`;
 //! - [`kconfig`]: kernel configs read into options, their differences, the running one's;
@@ -30,6 +31,7 @@ pub mod cpuspec;
 mod error;
 pub mod interrupts;
 pub mod kconfig;
+pub mod machine_id;
 pub mod midr;
 pub mod sched;
 pub mod snapshot;

@@ -20,6 +20,10 @@ pub struct EnvSnapshot {
     /// calibration of one machine's noise is never used for another).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
+    /// Which of several machines of one host name and CPU models this is
+    /// ([`crate::machine_id::detect`], or the name `--machine-id` gave).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
     /// `/proc/sys/kernel/osrelease` (`uname -r`).
     pub kernel_release: Option<String>,
     /// `/proc/sys/kernel/version` (`uname -v`: build number, preempt model, date).
@@ -152,6 +156,7 @@ impl EnvSnapshot {
             .collect();
         EnvSnapshot {
             hostname: root.read_value("/proc/sys/kernel/hostname"),
+            machine_id: crate::machine_id::detect(root),
             kernel_release: root.read_value("/proc/sys/kernel/osrelease"),
             kernel_version: root.read_value("/proc/sys/kernel/version"),
             arch: topology.as_ref().map(|t| t.arch),

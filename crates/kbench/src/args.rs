@@ -210,32 +210,66 @@ pub fn runner_error(e: kbench_runner::RunnerError) -> anyhow::Error {
     }
 }
 
-/// Where the running kernel came from: `run`, `exec` and `ab` store it with their
-/// sessions, for `list` and `history --by commit`.
+/// Which kernel and which machine: `run`, `exec`, `ab` and `calibrate` store them with
+/// their sessions, for `list`, `history --by commit` and `--machine`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct CommitArgs {
+pub struct IdentityArgs {
     /// The commit the running kernel was built from (a hash, a tag, `git describe`'s
     /// words), so that `kbench history --by commit` can order this label along the
     /// tree's history.
     #[arg(long, value_name = "REV", env = "KBENCH_COMMIT")]
     pub commit: Option<String>,
+    /// Names this machine, in place of the id kbench reads (DMI product_uuid, else the
+    /// device tree's serial-number, else a permanent MAC, else /etc/machine-id): what
+    /// tells apart machines of one host name and CPU models in a lab's store.
+    #[arg(long, value_name = "NAME", env = "KBENCH_MACHINE_ID")]
+    pub machine_id: Option<String>,
 }
 
-impl CommitArgs {
-    /// `session` with the commit, when one was given; a commit that cannot be a git
-    /// revision (empty, spaces, control characters, longer than 200) is refused.
+impl IdentityArgs {
+    /// `session` with the commit and the machine's name, when given; a commit that
+    /// cannot be a git revision (empty, spaces, control characters, longer than 200)
+    /// or a name that cannot be shown in brackets is refused.
     pub fn apply(
         &self,
         mut session: kbench_store::NewSession,
     ) -> anyhow::Result<kbench_store::NewSession> {
-        let Some(commit) = &self.commit else {
-            return Ok(session);
+        let commit = match &self.commit {
+            Some(commit) => Some(checked_commit("--commit (or $KBENCH_COMMIT)", commit)?),
+            None => None,
         };
-        let commit = checked_commit("--commit (or $KBENCH_COMMIT)", commit)?;
+        let machine_id = self.machine_id()?;
         if let Some(env) = session.environment.as_mut() {
-            env.kernel.kernel_commit = Some(commit);
+            if commit.is_some() {
+                env.kernel.kernel_commit = commit;
+            }
+            if let (Some(snapshot), Some(id)) = (env.snapshot.as_mut(), machine_id) {
+                snapshot.machine_id = Some(id);
+            }
         }
         Ok(session)
+    }
+
+    /// This machine's snapshot, with `--machine-id`'s name when given.
+    pub fn snapshot(&self) -> anyhow::Result<kbench_sys::EnvSnapshot> {
+        let mut snapshot = kbench_sys::EnvSnapshot::capture(&kbench_sys::Sysroot::from_env());
+        if let Some(id) = self.machine_id()? {
+            snapshot.machine_id = Some(id);
+        }
+        Ok(snapshot)
+    }
+
+    /// `--machine-id`'s name, checked.
+    fn machine_id(&self) -> anyhow::Result<Option<String>> {
+        let Some(name) = &self.machine_id else {
+            return Ok(None);
+        };
+        if let Some(problem) = kbench_sys::machine_id::given_name_problem(name) {
+            return usage(format!(
+                "--machine-id (or $KBENCH_MACHINE_ID) {name:?} {problem}"
+            ));
+        }
+        Ok(Some(name.clone()))
     }
 }
 

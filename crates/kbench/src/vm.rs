@@ -202,6 +202,8 @@ pub struct Machine {
     command_line: String,
     /// The session kind of the boots: `vm-ab`, `bisect`.
     kind: &'static str,
+    /// This host's machine id, for guests that have none of their own.
+    host_machine_id: Option<String>,
 }
 
 impl Machine {
@@ -234,6 +236,7 @@ impl Machine {
             work: work.to_path_buf(),
             command_line: session::command_line(),
             kind,
+            host_machine_id: kbench_sys::machine_id::detect(&kbench_sys::Sysroot::from_env()),
         })
     }
 
@@ -280,6 +283,7 @@ impl Machine {
             vcpu_pins: run.pins,
             accel_reason: Some(self.accel.reason.clone()),
             qemu_wall_s: Some(qemu_wall_s),
+            machine_id: self.host_machine_id.clone(),
         };
         store_boot(
             store,

@@ -171,6 +171,13 @@ fn two_kernels_two_boots_a_side_compared_with_boots_as_units() {
     assert_eq!(env["vm_accel"], accel, "{env}");
     assert_eq!(env["vm_notice"].is_string(), accel == "tcg", "{env}");
     assert_eq!(env["kernel_commit"], "v6.12.9", "--commit-b: {env}");
+    // qemu gives the guest no machine id of its own: it takes the host's, so that the
+    // guests of two hosts of one model are two machines.
+    let host = common::json_ok::<serde_json::Value>(
+        &common::kbench(&["env", "--json"]),
+        &["env", "--json"],
+    );
+    assert_eq!(env["machine_id"], host["snapshot"]["machine_id"], "{env}");
     assert!(
         !env["cmdline"].as_str().unwrap().contains("kbench.session="),
         "{env}"

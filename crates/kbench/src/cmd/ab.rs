@@ -74,7 +74,7 @@ pub struct AbArgs {
     #[arg(long, value_name = "CMD", conflicts_with = "prepare")]
     pub prepare_b: Option<String>,
     #[command(flatten)]
-    pub commit: crate::args::CommitArgs,
+    pub identity: crate::args::IdentityArgs,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -157,14 +157,14 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     // The two sides alternate runs: one session effect falls on both.
     let group = format!("ab-{}-{}", session::unix_now_ns(), std::process::id());
     let session_of = |label: &str| {
-        args.commit.apply(kbench_store::NewSession {
+        args.identity.apply(kbench_store::NewSession {
             interleave_group: Some(group.clone()),
             ..session::new_session(label, "ab", None)
         })
     };
     let sessions = [session_of(&label_a)?, session_of(&label_b)?];
     // Its verdict is of this machine's runs, whatever else the labels hold.
-    let machines = kbench_store::machine_of(sessions[0].environment.as_ref()).map_or(
+    let machines = kbench_store::machine_with_id(sessions[0].environment.as_ref()).map_or(
         kbench_analysis::Machines::Same,
         kbench_analysis::Machines::Only,
     );

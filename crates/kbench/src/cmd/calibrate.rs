@@ -2,7 +2,7 @@
 //! this boot (run again after a reboot, it adds a boot), then the noise of every
 //! metric at each level, stored for `kbench compare` to use when a side has one
 //! session or one boot.
-use crate::args::{runner_error, SuiteArgs};
+use crate::args::{runner_error, IdentityArgs, SuiteArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_analysis::calibration::{self, Calibration, Fingerprint, CALIBRATION_LABEL};
@@ -25,6 +25,8 @@ pub struct CalibrateArgs {
     #[arg(long, requires = "show")]
     pub json: bool,
     #[command(flatten)]
+    pub identity: IdentityArgs,
+    #[command(flatten)]
     pub db: DbArgs,
 }
 
@@ -41,7 +43,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     let mut any_failed = false;
     for i in 0..args.sessions {
         plan.seed = seed.wrapping_add(u64::from(i));
-        let new = session::new_session(CALIBRATION_LABEL, "calibrate", Some(plan.seed));
+        let new = args.identity.apply(session::new_session(
+            CALIBRATION_LABEL,
+            "calibrate",
+            Some(plan.seed),
+        ))?;
         let id = session::begin_session(&mut store, &new)?;
         let started = Instant::now();
         let mut sink = session::StoreSink::one(&mut store, id);
@@ -64,7 +70,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     store
         .insert_calibration(&computed)
         .map_err(session::store_error)?;
-    let Some(cal) = this_machines(&store)? else {
+    let Some(cal) = this_machines(&store, &args.identity)? else {
         return usage("the calibration just made does not match this machine");
     };
     out!("{}", resolvable_text(&cal));
@@ -72,16 +78,18 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
 }
 
 /// The newest calibration of the machine kbench runs on.
-fn this_machines(store: &kbench_store::Store) -> anyhow::Result<Option<Calibration>> {
-    let root = kbench_sys::Sysroot::from_env();
-    let snapshot = kbench_sys::EnvSnapshot::capture(&root);
+fn this_machines(
+    store: &kbench_store::Store,
+    identity: &IdentityArgs,
+) -> anyhow::Result<Option<Calibration>> {
+    let snapshot = identity.snapshot()?;
     let machine = Fingerprint::of(&snapshot, env!("CARGO_PKG_VERSION"));
     calibration::matching(store, &machine).map_err(crate::analysis_error)
 }
 
 fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {
     let store = args.db.open_existing()?;
-    let Some(cal) = this_machines(&store)? else {
+    let Some(cal) = this_machines(&store, &args.identity)? else {
         return usage(format!(
             "no calibration of this machine in {}: run kbench calibrate",
             store.path().display()

@@ -241,7 +241,12 @@ fn render_machine(topology: &Topology, env: &EnvSnapshot) -> String {
         ),
         (None, _) => "-".to_string(),
     };
+    let machine = match &env.machine_id {
+        Some(id) => format!("{} [{id}]", or_dash(env.hostname.as_deref())),
+        None => format!("{} (no machine id)", or_dash(env.hostname.as_deref())),
+    };
     let mut out = String::new();
+    out.push_str(&row("machine", &machine));
     out.push_str(&row("kernel", &kernel));
     out.push_str(&row("cmdline", or_dash(env.cmdline.as_deref())));
     out.push_str(&row("CPUs", &cpus));

@@ -35,7 +35,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub hooks: HookArgs,
     #[command(flatten)]
-    pub commit: crate::args::CommitArgs,
+    pub identity: crate::args::IdentityArgs,
     #[command(flatten)]
     pub db: DbArgs,
     /// The command and its arguments (no shell), after `--`.
@@ -55,7 +55,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     let session_id = session::begin_session(
         &mut store,
         &args
-            .commit
+            .identity
             .apply(session::new_session(&args.label, "exec", None))?,
     )?;
     let display = shell_join(&args.command);

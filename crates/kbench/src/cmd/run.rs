@@ -1,5 +1,5 @@
 //! `kbench run`: the main job. Repeated, interleaved, recorded runs under a label.
-use crate::args::{runner_error, CommitArgs, Precision, SuiteArgs};
+use crate::args::{runner_error, IdentityArgs, Precision, SuiteArgs};
 use crate::session::{self, DbArgs};
 use kbench_runner::{Plan, WorkloadOutcome};
 use std::time::{Duration, Instant};
@@ -24,7 +24,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub counters: bool,
     #[command(flatten)]
-    pub commit: CommitArgs,
+    pub identity: IdentityArgs,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -38,7 +38,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let plan = args.suite.plan(args.counters, precision)?;
     let mut store = args.db.open()?;
     let new = args
-        .commit
+        .identity
         .apply(session::new_session(&args.label, "run", Some(plan.seed)))?;
     let session_id = session::begin_session(&mut store, &new)?;
     let started = Instant::now();
