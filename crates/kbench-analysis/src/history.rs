@@ -13,7 +13,7 @@ use kbench_stats::changepoint::{e_divisive, step_between, ChangePointOptions, St
 use kbench_stats::descriptive::mean;
 use kbench_stats::parametric::mean_interval;
 use kbench_stats::Level;
-use kbench_store::Store;
+use kbench_store::{SessionScope, Store};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -125,8 +125,13 @@ pub struct HistoryChange {
 }
 
 /// The labels of a history, each read once: `labels`, or every label of the store, in
-/// name order, when none is named.
-pub fn load_labels(store: &Store, labels: &[String]) -> Result<Vec<LabelData>, AnalysisError> {
+/// name order, when none is named; with `machine` (`--machine`), that machine's
+/// sessions of them only.
+pub fn load_labels(
+    store: &Store,
+    labels: &[String],
+    machine: Option<&str>,
+) -> Result<Vec<LabelData>, AnalysisError> {
     let names: Vec<String> = if labels.is_empty() {
         let mut all: Vec<String> = store.labels()?.into_iter().map(|l| l.label).collect();
         all.sort();
@@ -137,7 +142,20 @@ pub fn load_labels(store: &Store, labels: &[String]) -> Result<Vec<LabelData>, A
         }
         labels.to_vec()
     };
-    names.iter().map(|l| LabelData::load(store, l)).collect()
+    // One machine's history reads that machine's sessions only: a lab's store holds
+    // twenty machines' runs of every kernel.
+    let scope = match machine {
+        None => SessionScope::all(),
+        Some(asked) => {
+            let known = store.machines()?;
+            let machine = crate::compare::resolve_machine(&known, asked);
+            store.machine_scope(machine.as_deref().unwrap_or(asked))?
+        }
+    };
+    names
+        .iter()
+        .map(|l| LabelData::load_in(store, l, &scope))
+        .collect()
 }
 
 /// Every history the labels hold, with the options they were made with.

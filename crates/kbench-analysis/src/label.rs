@@ -2,7 +2,7 @@
 //! the plausibility of a saving and the report's plot data are functions of it, so a
 //! label compared against several others, and then drawn, is read from the store once.
 use crate::AnalysisError;
-use kbench_store::{RunRow, SessionRow, Store, SummaryRow};
+use kbench_store::{RunRow, SessionRow, SessionScope, Store, SummaryRow};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A label's runs (warm-ups included, flagged), sessions and summary-only results.
@@ -17,11 +17,20 @@ pub struct LabelData {
 impl LabelData {
     /// Reads `label` from `store` (four queries, whatever the number of runs).
     pub fn load(store: &Store, label: &str) -> Result<LabelData, AnalysisError> {
+        LabelData::load_in(store, label, &SessionScope::all())
+    }
+
+    /// Reads the sessions of `label` in `scope` (one machine's) from `store`.
+    pub fn load_in(
+        store: &Store,
+        label: &str,
+        scope: &SessionScope,
+    ) -> Result<LabelData, AnalysisError> {
         Ok(LabelData {
             label: label.to_string(),
-            runs: store.runs_for_analysis(label)?,
-            sessions: store.sessions(label)?,
-            summaries: store.summaries(label)?,
+            runs: store.runs_for_analysis_in(label, scope)?,
+            sessions: store.sessions_in(label, scope)?,
+            summaries: store.summaries_in(label, scope)?,
         })
     }
 

@@ -196,6 +196,26 @@ pub trait Db: Send {
     fn rollback(&mut self);
     /// "ok" when the database's own check finds nothing wrong.
     fn integrity_check(&mut self) -> Result<String, StoreError>;
+    /// Inserts `rows`, one cell per column each, into `table`, within the caller's
+    /// write transaction: a bulk load where the backend has one (PostgreSQL's COPY, one
+    /// round trip for thousands of rows), else row by row through one prepared
+    /// statement (SQLite, in the process).
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Cell>],
+    ) -> Result<(), StoreError>;
+    /// `n` new ids for `table`'s `id` column, to insert rows with in this write
+    /// transaction: their children can then name them without a round trip a row.
+    fn reserve_ids(&mut self, table: &str, n: usize) -> Result<Vec<i64>, StoreError>;
+    /// Tells the query planner what a bulk load changed, where the planner needs
+    /// telling: PostgreSQL plans from statistics that its autovacuum refreshes only
+    /// a while later, and a query planned on an empty table's statistics in between
+    /// can take minutes. SQLite plans from its indexes alone.
+    fn refresh_statistics(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 impl dyn Db + '_ {

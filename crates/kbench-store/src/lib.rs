@@ -22,6 +22,6 @@ pub use location::Location;
 pub use machine::{machine_id_of, machine_of, machine_with_id};
 pub use store::{
     default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, LabelKernel,
-    MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow, SessionWithRuns,
-    Store, StoreError, SummaryRow,
+    MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow, SessionScope,
+    SessionWithRuns, Store, StoreError, SummaryRow,
 };

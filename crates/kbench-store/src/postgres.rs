@@ -440,6 +440,44 @@ fn cell_of(row: &postgres::Row, i: usize) -> Result<Cell, StoreError> {
     Ok(cell.unwrap_or(Cell::Null))
 }
 
+/// A cell in COPY's text format: `\N` for NULL, backslash escapes for the characters
+/// that separate fields and rows, bytes in hex; text without NUL, as [`ToSql`] keeps it.
+fn push_copy_text(cell: &Cell, out: &mut String) {
+    use std::fmt::Write;
+    match cell {
+        Cell::Null => out.push_str("\\N"),
+        Cell::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Cell::Real(v) if v.is_nan() => out.push_str("NaN"),
+        Cell::Real(v) if v.is_infinite() => {
+            out.push_str(if *v > 0.0 { "Infinity" } else { "-Infinity" })
+        }
+        // The shortest text that reads back as the same double.
+        Cell::Real(v) => {
+            let _ = write!(out, "{v:e}");
+        }
+        Cell::Text(v) => {
+            for c in v.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\t' => out.push_str("\\t"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\0' => out.push('\u{fffd}'),
+                    c => out.push(c),
+                }
+            }
+        }
+        Cell::Blob(v) => {
+            out.push_str("\\\\x");
+            for b in v {
+                let _ = write!(out, "{b:02x}");
+            }
+        }
+    }
+}
+
 fn as_params(params: &[Cell]) -> Vec<&(dyn ToSql + Sync)> {
     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
@@ -476,6 +514,53 @@ impl Db for PostgresDb {
     fn rollback(&mut self) {
         // A lost connection rolls the transaction back on the server by itself.
         let _ = self.client.batch_execute("ROLLBACK");
+    }
+
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Cell>],
+    ) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for row in rows {
+            for (i, cell) in row.iter().enumerate() {
+                if i > 0 {
+                    text.push('\t');
+                }
+                push_copy_text(cell, &mut text);
+            }
+            text.push('\n');
+        }
+        let mut writer = self
+            .client
+            .copy_in(&format!("COPY {table} ({}) FROM STDIN", columns.join(", ")))?;
+        std::io::Write::write_all(&mut writer, text.as_bytes())
+            .map_err(|e| StoreError::Unusable(format!("sending rows of {table}: {e}")))?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    fn refresh_statistics(&mut self) -> Result<(), StoreError> {
+        self.client
+            .batch_execute("ANALYZE sessions, runs, run_values")?;
+        Ok(())
+    }
+
+    fn reserve_ids(&mut self, table: &str, n: usize) -> Result<Vec<i64>, StoreError> {
+        self.query(
+            &format!(
+                "SELECT nextval(pg_get_serial_sequence('{table}', 'id'))
+                 FROM generate_series(1, ?1)"
+            ),
+            &[Cell::Int(n as i64)],
+        )?
+        .iter()
+        .map(|r| r.i64(0))
+        .collect()
     }
 
     fn integrity_check(&mut self) -> Result<String, StoreError> {
@@ -552,6 +637,27 @@ pub fn is_connection_lost(e: &postgres::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_text_escapes_what_separates_fields_and_rows() {
+        let text = |cell: Cell| {
+            let mut out = String::new();
+            push_copy_text(&cell, &mut out);
+            out
+        };
+        assert_eq!(text(Cell::Null), "\\N");
+        assert_eq!(text(Cell::Text("\\N".into())), "\\\\N", "text, not NULL");
+        assert_eq!(text(Cell::Text("a\tb\nc\rd".into())), "a\\tb\\nc\\rd");
+        assert_eq!(text(Cell::Text("nul\0".into())), "nul\u{fffd}");
+        assert_eq!(text(Cell::Int(-42)), "-42");
+        assert_eq!(text(Cell::Real(1e-300)), "1e-300");
+        assert_eq!(text(Cell::Real(8.25)), "8.25e0");
+        assert_eq!(text(Cell::Real(f64::NEG_INFINITY)), "-Infinity");
+        assert_eq!(text(Cell::Blob(vec![0, 0xab])), "\\\\x00ab");
+        for v in [0.1, 1.0 / 3.0, 6.02e23, -2.5e-7] {
+            assert_eq!(text(Cell::Real(v)).parse::<f64>().unwrap(), v, "reads back");
+        }
+    }
 
     #[test]
     fn numbered_parameters_become_dollars() {

@@ -1,9 +1,11 @@
 //! `kbench push`: copy sessions from one database (a board's SQLite, a host's after
 //! vm-ab) to another (the lab's PostgreSQL). A session is known by its UUID: pushing
 //! twice copies nothing the second time, a push cut off half-way completes when run
-//! again, and each session is one transaction, so none is ever half there.
+//! again, and sessions are stored in transactions of whole sessions, so none is ever
+//! half there.
 use crate::export::whole_sessions;
 use crate::store::{PushedSession, Store, StoreError};
+use std::collections::HashMap;
 
 /// What a push did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,6 +59,8 @@ pub fn push(
         local_sessions.push(from.sessions(label).map_err(|e| stopped(done, 0, e))?);
     }
     let sessions: u64 = local_sessions.iter().map(|s| s.len() as u64).sum();
+    let mut batch = Batch::default();
+    let mut configs = ConfigCache::default();
     for (label, local) in labels.iter().zip(local_sessions) {
         let present = to
             .session_uuids(label)
@@ -79,36 +83,95 @@ pub fn push(
                 progress(&done, sessions);
                 continue;
             }
-            let pushed = read_extras(from, &row)
+            let pushed = read_extras(from, &row, &mut configs)
                 .map(|(console_log_gzip, kernel_config)| PushedSession {
                     whole: session,
                     console_log_gzip,
                     kernel_config,
                 })
                 .map_err(|e| stopped(done, sessions, e))?;
-            match to.insert_pushed(&pushed) {
-                Ok(true) => {
-                    done.sessions_copied += 1;
-                    done.runs_copied += pushed.whole.runs.len() as u64;
-                }
-                // Another push stored it since we looked.
-                Ok(false) => done.sessions_present += 1,
-                Err(e) => return Err(stopped(done, sessions, e)),
+            batch.runs += pushed.whole.runs.len();
+            batch.sessions.push(pushed);
+            if batch.is_full() {
+                batch
+                    .store(to, &mut done)
+                    .map_err(|e| stopped(done, sessions, e))?;
+                progress(&done, sessions);
             }
-            progress(&done, sessions);
         }
     }
+    batch
+        .store(to, &mut done)
+        .map_err(|e| stopped(done, sessions, e))?;
+    if done.sessions_copied > 0 {
+        to.refresh_statistics()
+            .map_err(|e| stopped(done, sessions, e))?;
+    }
+    progress(&done, sessions);
     Ok(done)
 }
+
+/// Sessions read and not yet stored: stored together, in one transaction, once they
+/// hold [`Batch::RUNS`] runs or [`Batch::SESSIONS`] sessions. A server round trip
+/// per session or run would bound a push to a few thousand runs a second; a batch
+/// needs two per session and three for all its runs and values. A push cut off
+/// loses the batch in flight and nothing else: its sessions are not there, and the
+/// next push copies them.
+#[derive(Default)]
+struct Batch {
+    sessions: Vec<PushedSession>,
+    runs: usize,
+}
+
+impl Batch {
+    const RUNS: usize = 5_000;
+    const SESSIONS: usize = 500;
+
+    fn is_full(&self) -> bool {
+        self.runs >= Self::RUNS || self.sessions.len() >= Self::SESSIONS
+    }
+
+    /// Stores the batch and empties it, counting what was copied and what another
+    /// push had stored since we looked.
+    fn store(&mut self, to: &mut Store, done: &mut PushCounts) -> Result<(), StoreError> {
+        if self.sessions.is_empty() {
+            return Ok(());
+        }
+        let stored = to.insert_pushed_batch(&self.sessions)?;
+        for (session, stored) in self.sessions.iter().zip(stored) {
+            if stored {
+                done.sessions_copied += 1;
+                done.runs_copied += session.whole.runs.len() as u64;
+            } else {
+                done.sessions_present += 1;
+            }
+        }
+        *self = Batch::default();
+        Ok(())
+    }
+}
+
+/// The kernel configs read so far, by hash: a lab's sessions share a few configs,
+/// and each is decompressed once, not once a session.
+#[derive(Default)]
+struct ConfigCache(HashMap<String, Option<String>>);
 
 /// A session's console log (gzip) and kernel config, which whole_sessions leaves out.
 fn read_extras(
     from: &Store,
     row: &crate::SessionRow,
+    configs: &mut ConfigCache,
 ) -> Result<(Option<Vec<u8>>, Option<String>), StoreError> {
     let console_log = from.console_log(row.id)?;
     let kernel_config = match &row.kernel_config_hash {
-        Some(hash) => from.kernel_config_by_hash(hash)?,
+        Some(hash) => match configs.0.get(hash) {
+            Some(config) => config.clone(),
+            None => {
+                let config = from.kernel_config_by_hash(hash)?;
+                configs.0.insert(hash.clone(), config.clone());
+                config
+            }
+        },
         None => None,
     };
     Ok((console_log, kernel_config))

@@ -283,6 +283,16 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN machine_id TEXT;
     CREATE INDEX sessions_by_machine_id ON sessions(machine, machine_id);
     "#,
+    // 10: the measured runs of each session (store::MEASURED_RUNS_SQL, term for term), so
+    // that counting them reads an index, not every run's row: `list` and each label's
+    // sessions count them, and a run's row is mostly its record. And a label's sessions
+    // on one machine (store::SessionScope), found in an index: the machine's columns
+    // come after a session's environment, which is most of its row.
+    r#"
+    CREATE INDEX runs_measured_by_session ON runs(session_id)
+    WHERE warmup = 0 AND error IS NULL AND coalesce(exit_status, 0) = 0;
+    CREATE INDEX sessions_by_label_machine ON sessions(label, machine, machine_id);
+    "#,
 ];
 
 /// A PostgreSQL database starts at this version, with [`POSTGRES_BASELINE`]: no
@@ -434,6 +444,12 @@ pub const POSTGRES_MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN machine_id TEXT;
     CREATE INDEX sessions_by_machine_id ON sessions(machine, machine_id);
+    "#,
+    // 10
+    r#"
+    CREATE INDEX runs_measured_by_session ON runs(session_id)
+    WHERE warmup = 0 AND error IS NULL AND coalesce(exit_status, 0) = 0;
+    CREATE INDEX sessions_by_label_machine ON sessions(label, machine, machine_id);
     "#,
 ];
 

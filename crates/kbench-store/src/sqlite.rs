@@ -231,6 +231,35 @@ impl Db for SqliteDb {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
+
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Cell>],
+    ) -> Result<(), StoreError> {
+        let parameters: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            columns.join(", "),
+            parameters.join(", ")
+        );
+        for row in rows {
+            self.execute(&sql, row)?;
+        }
+        Ok(())
+    }
+
+    fn reserve_ids(&mut self, table: &str, n: usize) -> Result<Vec<i64>, StoreError> {
+        // Inside BEGIN IMMEDIATE no other connection writes, and an INTEGER PRIMARY
+        // KEY without AUTOINCREMENT takes the largest id plus one anyway.
+        let largest: i64 = self.conn.query_row(
+            &format!("SELECT coalesce(max(id), 0) FROM {table}"),
+            [],
+            |r| r.get(0),
+        )?;
+        Ok((1..=n as i64).map(|i| largest + i).collect())
+    }
 }
 
 /// A path for an SQLite `file:` URI: the characters URIs reserve, percent-encoded.

@@ -69,7 +69,7 @@ const RUNS_WHOLE: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.pa
         r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side,
         r.placement
     FROM runs r JOIN sessions s ON s.id = r.session_id
-    WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
+    WHERE s.label = ?1{scope} ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
 
 /// A label's runs as the analysis reads them ([`Store::runs_for_analysis`]).
 const RUNS_FOR_ANALYSIS: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params,
@@ -77,10 +77,38 @@ const RUNS_FOR_ANALYSIS: &str = "SELECT r.id, r.session_id, s.boot_id, r.workloa
         r.pinned_cpus, r.cpus_used, NULL, NULL,
         CASE WHEN r.has_series = 1 THEN r.record END, r.error, r.ab_side, r.placement
     FROM runs r JOIN sessions s ON s.id = r.session_id
-    WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
+    WHERE s.label = ?1{scope} ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
 
-/// The condition of [`StoredRun::is_measured`] in SQL, on a `runs` row aliased `r`.
-const MEASURED_SQL: &str = "r.warmup = 0 AND r.error IS NULL AND coalesce(r.exit_status, 0) = 0";
+/// Which of a label's sessions a read takes: all of them, or one machine's as
+/// [`MACHINE_SQL`] shows it ([`Store::machine_scope`]), by the plain columns the
+/// `sessions_by_machine_id` index finds, so that one machine's history in a lab's
+/// store reads that machine's runs only.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionScope {
+    /// ` AND ...` on sessions aliased `s`, with parameters from `?2` on.
+    condition: String,
+    params: Vec<Cell>,
+}
+
+impl SessionScope {
+    /// Every session.
+    pub fn all() -> SessionScope {
+        SessionScope::default()
+    }
+
+    /// `label` as `?1`, then the scope's parameters.
+    fn params_after(&self, label: &str) -> Vec<Cell> {
+        let mut params = vec![Cell::from(label)];
+        params.extend(self.params.iter().cloned());
+        params
+    }
+}
+
+/// The measured runs of session `s` ([`StoredRun::is_measured`] in SQL), counted on
+/// the index of measured runs (`runs_measured_by_session`, schema migration 10, whose
+/// condition this repeats term for term) without reading a run's row.
+const MEASURED_RUNS_SQL: &str = "(SELECT count(*) FROM runs r WHERE r.session_id = s.id
+    AND r.warmup = 0 AND r.error IS NULL AND coalesce(r.exit_status, 0) = 0)";
 
 impl RunRow {
     /// See [`StoredRun::is_measured`].
@@ -423,8 +451,11 @@ impl Store {
     pub fn import(&mut self, session: &NewSession, imported: &Imported) -> Result<i64, StoreError> {
         self.in_transaction(|db| {
             let session_id = insert_session(db, session)?;
-            for (index, run) in imported.runs.iter().enumerate() {
-                let stored = StoredRun {
+            let stored: Vec<StoredRun> = imported
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(index, run)| StoredRun {
                     workload: run.workload.clone(),
                     params: run.params.clone(),
                     variant: run.variant.clone(),
@@ -432,9 +463,10 @@ impl Store {
                     exit_status: run.exit_status,
                     values: run.values.iter().map(Value::from).collect(),
                     ..StoredRun::default()
-                };
-                insert_run_tx(db, session_id, &stored)?;
-            }
+                })
+                .collect();
+            let runs: Vec<(i64, &StoredRun)> = stored.iter().map(|run| (session_id, run)).collect();
+            insert_runs_tx(db, &runs)?;
             for s in &imported.summaries {
                 let row = SummaryRow {
                     session_id,
@@ -474,9 +506,8 @@ impl Store {
             if let Some(text) = boot.kernel_config {
                 set_kernel_config_tx(db, id, text)?;
             }
-            for run in boot.runs {
-                insert_run_tx(db, id, run)?;
-            }
+            let runs: Vec<(i64, &StoredRun)> = boot.runs.iter().map(|run| (id, run)).collect();
+            insert_runs_tx(db, &runs)?;
             Ok(id)
         })
     }
@@ -512,24 +543,50 @@ impl Store {
     /// same session pushed twice, or by two pushes at once). Returns whether it was
     /// stored now.
     pub fn insert_pushed(&mut self, session: &PushedSession) -> Result<bool, StoreError> {
+        let stored = self.insert_pushed_batch(std::slice::from_ref(session))?;
+        Ok(stored.first().copied().unwrap_or(false))
+    }
+
+    /// Stores pushed sessions that the database lacks, in one transaction: all of them,
+    /// or none when it fails. Says of each whether it was stored now (`false`: another
+    /// push stored it first). The sessions are taken in UUID order, so two pushes of
+    /// overlapping batches wait for each other rather than deadlock; their runs and
+    /// values go in as one bulk load each.
+    pub fn insert_pushed_batch(
+        &mut self,
+        sessions: &[PushedSession],
+    ) -> Result<Vec<bool>, StoreError> {
+        if sessions.iter().any(|s| s.whole.session.uuid.is_none()) {
+            return Err(StoreError::Unusable(
+                "a pushed session must carry its UUID".into(),
+            ));
+        }
+        let mut ordered: Vec<&PushedSession> = sessions.iter().collect();
+        ordered.sort_by(|a, b| a.whole.session.uuid.cmp(&b.whole.session.uuid));
         self.in_transaction(|db| {
-            if session.whole.session.uuid.is_none() {
-                return Err(StoreError::Unusable(
-                    "a pushed session must carry its UUID".into(),
-                ));
+            let config_hashes = keep_pushed_configs(db, &ordered)?;
+            let ids = insert_pushed_sessions(db, &ordered, &config_hashes)?;
+            let mut runs: Vec<(i64, &StoredRun)> = Vec::new();
+            for s in &ordered {
+                let Some(&id) = ids.get(pushed_uuid(s)) else {
+                    continue;
+                };
+                for m in &s.whole.summaries {
+                    insert_summary(db, id, m)?;
+                }
+                runs.extend(s.whole.runs.iter().map(|run| (id, run)));
             }
-            let Some(id) = insert_session_unless_present(db, &session.whole.session)? else {
-                return Ok(false);
-            };
-            fill_session(
-                db,
-                id,
-                &session.whole,
-                session.kernel_config.as_deref(),
-                session.console_log_gzip.as_deref(),
-            )?;
-            Ok(true)
+            insert_runs_tx(db, &runs)?;
+            Ok(sessions
+                .iter()
+                .map(|s| ids.contains_key(pushed_uuid(s)))
+                .collect())
         })
+    }
+
+    /// Refreshes the planner's statistics after a bulk load ([`Db::refresh_statistics`]).
+    pub fn refresh_statistics(&mut self) -> Result<(), StoreError> {
+        self.db().refresh_statistics()
     }
 
     /// The UUIDs of the sessions of `label`.
@@ -550,10 +607,10 @@ impl Store {
     pub fn labels(&self) -> Result<Vec<LabelInfo>, StoreError> {
         let rows = self.db().query(
             &format!(
-                "SELECT s.label, count(DISTINCT s.id), count(r.id), count(DISTINCT s.boot_id),
-                        min(s.started_unix_ns), max(coalesce(s.ended_unix_ns, s.started_unix_ns))
-                 FROM sessions s LEFT JOIN runs r ON r.session_id = s.id AND {MEASURED_SQL}
-                 GROUP BY s.label"
+                "SELECT s.label, count(*), CAST(coalesce(sum({MEASURED_RUNS_SQL}), 0) AS BIGINT),
+                        count(DISTINCT s.boot_id), min(s.started_unix_ns),
+                        max(coalesce(s.ended_unix_ns, s.started_unix_ns))
+                 FROM sessions s GROUP BY s.label"
             ),
             &[],
         )?;
@@ -595,16 +652,59 @@ impl Store {
             .collect()
     }
 
+    /// Every machine the store holds sessions of, as [`MACHINE_SQL`] shows them, sorted.
+    pub fn machines(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self.db().query(
+            &format!("SELECT DISTINCT {MACHINE_SQL} FROM sessions s WHERE s.machine IS NOT NULL"),
+            &[],
+        )?;
+        let mut machines = rows
+            .iter()
+            .map(|r| Ok(r.str(0)?.to_string()))
+            .collect::<Result<Vec<String>, StoreError>>()?;
+        machines.sort();
+        Ok(machines)
+    }
+
+    /// The sessions of `machine` as [`MACHINE_SQL`] shows it: by the name, with any id
+    /// or none while one id at most is seen under the name, else only those without
+    /// one; `name [id]` by both. A machine the store does not hold has no sessions.
+    pub fn machine_scope(&self, machine: &str) -> Result<SessionScope, StoreError> {
+        let row = self.db().as_mut().query_one(
+            "SELECT count(DISTINCT machine_id), count(*) FROM sessions WHERE machine = ?1",
+            cells![machine],
+        )?;
+        let (ids, sessions) = (row.i64(0)?, row.i64(1)?);
+        let scope = |condition: &str, params: Vec<Cell>| SessionScope {
+            condition: condition.to_string(),
+            params,
+        };
+        if sessions > 0 {
+            let condition = match ids > 1 {
+                true => " AND s.machine = ?2 AND s.machine_id IS NULL",
+                false => " AND s.machine = ?2",
+            };
+            return Ok(scope(condition, vec![machine.into()]));
+        }
+        match machine.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
+            Some((name, id)) => Ok(scope(
+                " AND s.machine = ?2 AND s.machine_id = ?3",
+                vec![name.into(), id.into()],
+            )),
+            None => Ok(scope(" AND 1 = 0", Vec::new())),
+        }
+    }
+
     /// Which machines hold which labels: per machine and label, the sessions and
     /// measured runs, machine then first session order.
     pub fn machine_labels(&self) -> Result<Vec<MachineLabel>, StoreError> {
         let rows = self.db().query(
             &format!(
-                "SELECT m.machine, m.label, count(DISTINCT m.id), count(r.id),
+                "SELECT m.machine, m.label, count(*), CAST(coalesce(sum(m.runs), 0) AS BIGINT),
                         min(m.started_unix_ns), max(coalesce(m.ended_unix_ns, m.started_unix_ns))
-                 FROM (SELECT s.id, s.label, s.started_unix_ns, s.ended_unix_ns,
-                              {MACHINE_SQL} AS machine FROM sessions s) m
-                 LEFT JOIN runs r ON r.session_id = m.id AND {MEASURED_SQL}
+                 FROM (SELECT s.label, s.started_unix_ns, s.ended_unix_ns,
+                              {MACHINE_SQL} AS machine, {MEASURED_RUNS_SQL} AS runs
+                       FROM sessions s) m
                  GROUP BY m.machine, m.label"
             ),
             &[],
@@ -700,16 +800,26 @@ impl Store {
 
     /// The sessions of `label`, oldest first.
     pub fn sessions(&self, label: &str) -> Result<Vec<SessionRow>, StoreError> {
+        self.sessions_in(label, &SessionScope::all())
+    }
+
+    /// The sessions of `label` in `scope`, oldest first.
+    pub fn sessions_in(
+        &self,
+        label: &str,
+        scope: &SessionScope,
+    ) -> Result<Vec<SessionRow>, StoreError> {
         let rows = self.db().query(
             &format!(
                 "SELECT s.id, s.label, s.kind, s.boot_id, s.started_unix_ns, s.ended_unix_ns,
                         s.kbench_version, s.command_line, s.seed, s.environment,
                         s.source_file, s.source_format, s.source_hash,
-                        (SELECT count(*) FROM runs r WHERE r.session_id = s.id AND {MEASURED_SQL}),
+                        {MEASURED_RUNS_SQL},
                         s.interleave_group, s.kernel_config_hash, s.uuid, {MACHINE_SQL}
-                 FROM sessions s WHERE s.label = ?1 ORDER BY s.started_unix_ns, s.id"
+                 FROM sessions s WHERE s.label = ?1{} ORDER BY s.started_unix_ns, s.id",
+                scope.condition
             ),
-            cells![label],
+            &scope.params_after(label),
         )?;
         rows.into_iter().map(session_row).collect()
     }
@@ -718,18 +828,35 @@ impl Store {
     /// each with its values in metric order. Two queries whatever the number of runs;
     /// the JSON columns stay text until asked for ([`StoredRun::record`]).
     pub fn runs(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
-        self.runs_with(label, RUNS_WHOLE)
+        self.runs_with(label, &SessionScope::all(), RUNS_WHOLE)
     }
 
     /// Every run of `label` as [`Store::runs`], with what the analysis reads: no
     /// rusage or tasks, and the record only of a run with latency series (its placement
     /// is in [`RunRow::placement`]). A label's records are most of what it holds.
     pub fn runs_for_analysis(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
-        self.runs_with(label, RUNS_FOR_ANALYSIS)
+        self.runs_for_analysis_in(label, &SessionScope::all())
     }
 
-    fn runs_with(&self, label: &str, sql: &str) -> Result<Vec<RunRow>, StoreError> {
-        let rows = self.db().query(sql, cells![label])?;
+    /// [`Store::runs_for_analysis`] of the sessions in `scope`.
+    pub fn runs_for_analysis_in(
+        &self,
+        label: &str,
+        scope: &SessionScope,
+    ) -> Result<Vec<RunRow>, StoreError> {
+        self.runs_with(label, scope, RUNS_FOR_ANALYSIS)
+    }
+
+    fn runs_with(
+        &self,
+        label: &str,
+        scope: &SessionScope,
+        sql: &str,
+    ) -> Result<Vec<RunRow>, StoreError> {
+        let rows = self.db().query(
+            &sql.replace("{scope}", &scope.condition),
+            &scope.params_after(label),
+        )?;
         // Runs of one workload share their parameters: parse each distinct text once.
         let mut last_params: Option<(String, BTreeMap<String, serde_json::Value>)> = None;
         let mut runs = Vec::with_capacity(rows.len());
@@ -770,22 +897,30 @@ impl Store {
                 placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
             });
         }
-        self.attach_values(label, &mut runs)?;
+        self.attach_values(label, scope, &mut runs)?;
         Ok(runs)
     }
 
-    /// The values of every run of `label`, in one query, onto `rows`.
-    fn attach_values(&self, label: &str, rows: &mut [RunRow]) -> Result<(), StoreError> {
+    /// The values of every run of `label` in `scope`, in one query, onto `rows`.
+    fn attach_values(
+        &self,
+        label: &str,
+        scope: &SessionScope,
+        rows: &mut [RunRow],
+    ) -> Result<(), StoreError> {
         let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         // No ORDER BY: SQLite walks run_values by its (run_id, metric) key, so the rows
         // come grouped by run; any order is taken, and the metric order is made sure of
         // below.
         let values = self.db().query(
-            "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary
-             FROM run_values v JOIN runs r ON r.id = v.run_id
-                  JOIN sessions s ON s.id = r.session_id
-             WHERE s.label = ?1",
-            cells![label],
+            &format!(
+                "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary
+                 FROM run_values v JOIN runs r ON r.id = v.run_id
+                      JOIN sessions s ON s.id = r.session_id
+                 WHERE s.label = ?1{}",
+                scope.condition
+            ),
+            &scope.params_after(label),
         )?;
         let mut current: Option<(i64, usize)> = None;
         for mut r in values {
@@ -821,12 +956,24 @@ impl Store {
 
     /// The summary-only results of `label`.
     pub fn summaries(&self, label: &str) -> Result<Vec<SummaryRow>, StoreError> {
+        self.summaries_in(label, &SessionScope::all())
+    }
+
+    /// The summary-only results of `label`'s sessions in `scope`.
+    pub fn summaries_in(
+        &self,
+        label: &str,
+        scope: &SessionScope,
+    ) -> Result<Vec<SummaryRow>, StoreError> {
         let rows = self.db().query(
-            "SELECT m.session_id, m.workload, m.metric, m.unit, m.mean, m.std_error, m.n,
-                    m.higher_is_better, m.is_primary
-             FROM summaries m JOIN sessions s ON s.id = m.session_id
-             WHERE s.label = ?1 ORDER BY m.id",
-            cells![label],
+            &format!(
+                "SELECT m.session_id, m.workload, m.metric, m.unit, m.mean, m.std_error, m.n,
+                        m.higher_is_better, m.is_primary
+                 FROM summaries m JOIN sessions s ON s.id = m.session_id
+                 WHERE s.label = ?1{} ORDER BY m.id",
+                scope.condition
+            ),
+            &scope.params_after(label),
         )?;
         let mut rows: Vec<SummaryRow> = rows
             .into_iter()
@@ -984,54 +1131,147 @@ fn session_row(mut r: Row) -> Result<SessionRow, StoreError> {
 }
 
 fn insert_session(db: &mut dyn Db, s: &NewSession) -> Result<i64, StoreError> {
-    insert_session_with(db, s, "")?.ok_or_else(|| StoreError::Corrupt("no session id".into()))
-}
-
-/// Inserts a session unless one of its UUID is there; `None` then. Two pushes of
-/// one session at once: the second waits for the first's transaction, then skips.
-fn insert_session_unless_present(
-    db: &mut dyn Db,
-    s: &NewSession,
-) -> Result<Option<i64>, StoreError> {
-    insert_session_with(db, s, "ON CONFLICT (uuid) DO NOTHING")
-}
-
-fn insert_session_with(
-    db: &mut dyn Db,
-    s: &NewSession,
-    on_conflict: &str,
-) -> Result<Option<i64>, StoreError> {
-    let uuid = s.uuid.clone().unwrap_or_else(new_session_uuid);
-    let machine = crate::machine::machine_of(s.environment.as_ref());
-    let machine_id = crate::machine::machine_id_of(s.environment.as_ref());
-    let row = db.query_opt(
+    db.query_one(
         &format!(
-            "INSERT INTO sessions (label, kind, boot_id, started_unix_ns, kbench_version,
-                                   command_line, seed, environment,
-                                   source_file, source_format, source_hash, interleave_group,
-                                   uuid, machine, machine_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-             {on_conflict} RETURNING id"
+            "INSERT INTO sessions ({}) VALUES ({}) RETURNING id",
+            SESSION_COLUMNS.join(", "),
+            numbered(1, SESSION_COLUMNS.len())
         ),
-        cells![
-            &s.label,
-            &s.kind,
-            s.boot_id.as_ref(),
-            to_i64(s.started_unix_ns),
-            &s.kbench_version,
-            &s.command_line,
-            s.seed.map(to_i64),
-            json_text(&s.environment),
-            s.source.as_ref().map(|s| &s.file),
-            s.source.as_ref().map(|s| &s.format),
-            s.source.as_ref().and_then(|s| s.content_hash.as_ref()),
-            s.interleave_group.as_ref(),
-            uuid,
-            machine,
-            machine_id,
-        ],
-    )?;
-    row.map(|r| r.i64(0)).transpose()
+        &session_cells(s),
+    )?
+    .i64(0)
+}
+
+/// The columns of a new session's row, in [`session_cells`]'s order.
+const SESSION_COLUMNS: [&str; 15] = [
+    "label",
+    "kind",
+    "boot_id",
+    "started_unix_ns",
+    "kbench_version",
+    "command_line",
+    "seed",
+    "environment",
+    "source_file",
+    "source_format",
+    "source_hash",
+    "interleave_group",
+    "uuid",
+    "machine",
+    "machine_id",
+];
+
+/// A new session as the cells of [`SESSION_COLUMNS`], with a new UUID when it has none.
+fn session_cells(s: &NewSession) -> Vec<Cell> {
+    let uuid = s.uuid.clone().unwrap_or_else(new_session_uuid);
+    cells![
+        &s.label,
+        &s.kind,
+        s.boot_id.as_ref(),
+        to_i64(s.started_unix_ns),
+        &s.kbench_version,
+        &s.command_line,
+        s.seed.map(to_i64),
+        json_text(&s.environment),
+        s.source.as_ref().map(|s| &s.file),
+        s.source.as_ref().map(|s| &s.format),
+        s.source.as_ref().and_then(|s| s.content_hash.as_ref()),
+        s.interleave_group.as_ref(),
+        uuid,
+        crate::machine::machine_of(s.environment.as_ref()),
+        crate::machine::machine_id_of(s.environment.as_ref()),
+    ]
+    .to_vec()
+}
+
+/// `?first, ?first+1, ...`: `n` numbered parameters.
+fn numbered(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A pushed session's UUID (checked to be there before it is stored).
+fn pushed_uuid(s: &PushedSession) -> &str {
+    s.whole.session.uuid.as_deref().unwrap_or_default()
+}
+
+/// Keeps the pushed sessions' kernel configs, each once by the hash the source kept
+/// it under (a lab's sessions share a few configs); returns each session's hash here.
+fn keep_pushed_configs(
+    db: &mut dyn Db,
+    sessions: &[&PushedSession],
+) -> Result<Vec<Option<String>>, StoreError> {
+    let mut kept: HashMap<&str, String> = HashMap::new();
+    let mut hashes = Vec::with_capacity(sessions.len());
+    for s in sessions {
+        let Some(text) = &s.kernel_config else {
+            hashes.push(None);
+            continue;
+        };
+        let hash = match s.whole.kernel_config_hash.as_deref() {
+            Some(source) => match kept.get(source) {
+                Some(hash) => hash.clone(),
+                None => {
+                    let hash = keep_kernel_config(db, text)?;
+                    kept.insert(source, hash.clone());
+                    hash
+                }
+            },
+            None => keep_kernel_config(db, text)?,
+        };
+        hashes.push(Some(hash));
+    }
+    Ok(hashes)
+}
+
+/// Pushed sessions a statement inserts at most: 18 parameters each, well inside both
+/// backends' limits.
+const PUSHED_PER_INSERT: usize = 200;
+
+/// Inserts the pushed sessions the database lacks (by UUID), each with its end,
+/// console log and kernel config hash (`config_hashes`, in the same order), in as few
+/// multi-row statements; returns the new sessions' ids by UUID.
+fn insert_pushed_sessions(
+    db: &mut dyn Db,
+    sessions: &[&PushedSession],
+    config_hashes: &[Option<String>],
+) -> Result<HashMap<String, i64>, StoreError> {
+    let mut ids = HashMap::new();
+    let columns = SESSION_COLUMNS.len() + 3;
+    let rows: Vec<(&PushedSession, &Option<String>)> =
+        sessions.iter().copied().zip(config_hashes).collect();
+    for chunk in rows.chunks(PUSHED_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| format!("({})", numbered(1 + i * columns, columns)))
+            .collect();
+        let params: Vec<Cell> = chunk
+            .iter()
+            .flat_map(|(s, hash)| {
+                let mut cells = session_cells(&s.whole.session);
+                cells.extend([
+                    Cell::from(s.whole.ended_unix_ns.map(to_i64)),
+                    Cell::from(s.console_log_gzip.clone()),
+                    Cell::from((*hash).clone()),
+                ]);
+                cells
+            })
+            .collect();
+        let inserted = db.query(
+            &format!(
+                "INSERT INTO sessions ({}, ended_unix_ns, console_log, kernel_config_hash)
+                 VALUES {} ON CONFLICT (uuid) DO NOTHING RETURNING id, uuid",
+                SESSION_COLUMNS.join(", "),
+                values.join(", ")
+            ),
+            &params,
+        )?;
+        for row in inserted {
+            ids.insert(row.str(1)?.to_string(), row.i64(0)?);
+        }
+    }
+    Ok(ids)
 }
 
 /// Inserts a session with everything in it (within the caller's transaction).
@@ -1067,9 +1307,8 @@ fn fill_session(
             cells![log.to_vec(), id],
         )?;
     }
-    for run in &s.runs {
-        insert_run_tx(db, id, run)?;
-    }
+    let runs: Vec<(i64, &StoredRun)> = s.runs.iter().map(|run| (id, run)).collect();
+    insert_runs_tx(db, &runs)?;
     for m in &s.summaries {
         insert_summary(db, id, m)?;
     }
@@ -1085,13 +1324,7 @@ fn set_kernel_config_tx(
     session_id: i64,
     text: &str,
 ) -> Result<String, StoreError> {
-    let text = kernel_config::normalized(text);
-    let hash = config_hash(&text);
-    // Two writers may keep the same new config at once: the second keeps the first's.
-    db.execute(
-        "INSERT INTO kernel_configs (hash, config) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
-        cells![&hash, kernel_config::gzip(&text)],
-    )?;
+    let hash = keep_kernel_config(db, text)?;
     let updated = db.execute(
         "UPDATE sessions SET kernel_config_hash = ?1 WHERE id = ?2",
         cells![&hash, session_id],
@@ -1100,6 +1333,28 @@ fn set_kernel_config_tx(
         return Err(StoreError::Unusable(format!(
             "no session {session_id} to keep a kernel config with"
         )));
+    }
+    Ok(hash)
+}
+
+/// Keeps a config once per content; returns its hash.
+fn keep_kernel_config(db: &mut dyn Db, text: &str) -> Result<String, StoreError> {
+    let text = kernel_config::normalized(text);
+    let hash = config_hash(&text);
+    // Compressing a config costs more than a push's sessions otherwise do: only a
+    // config the database lacks is compressed. Two writers may keep the same new
+    // config at once: the second keeps the first's.
+    let known = db
+        .query_opt(
+            "SELECT 1 FROM kernel_configs WHERE hash = ?1",
+            cells![&hash],
+        )?
+        .is_some();
+    if !known {
+        db.execute(
+            "INSERT INTO kernel_configs (hash, config) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
+            cells![&hash, kernel_config::gzip(&text)],
+        )?;
     }
     Ok(hash)
 }
@@ -1125,98 +1380,128 @@ fn insert_summary(db: &mut dyn Db, session_id: i64, m: &SummaryRow) -> Result<()
 }
 
 fn insert_run_tx(db: &mut dyn Db, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
-    let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
-    let facts = run.record_facts();
-    let run_id = db
-        .query_one(
-            "INSERT INTO runs (session_id, workload, params, variant, run_index, warmup,
-                               exit_status, start_unix_ns, end_unix_ns, pinned_cpus, cpus_used,
-                               rusage, tasks, record, error, ab_side, placement, has_series)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18)
-             RETURNING id",
-            cells![
-                session_id,
-                &run.workload,
-                params_text,
-                &run.variant,
-                run.run_index,
-                run.warmup,
-                run.exit_status,
-                run.start_unix_ns.map(to_i64),
-                run.end_unix_ns.map(to_i64),
-                run.pinned_cpus.as_ref(),
-                run.cpus_used.as_ref(),
-                run.rusage.as_ref().map(RawJson::as_str),
-                run.tasks.as_ref().map(RawJson::as_str),
-                run.record.as_ref().map(RawJson::as_str),
-                run.error.as_ref(),
-                run.ab_side
-                    .as_ref()
-                    .and_then(|a| serde_json::to_string(a).ok()),
-                facts.placement.and_then(|p| serde_json::to_string(&p).ok()),
-                facts.has_series,
-            ],
-        )?
-        .i64(0)?;
-    insert_values(db, run_id, &run.values)?;
-    Ok(run_id)
+    let ids = insert_runs_tx(db, &[(session_id, run)])?;
+    ids.first()
+        .copied()
+        .ok_or_else(|| StoreError::Corrupt("no run id".into()))
 }
 
-/// Values a statement inserts at most: a server round trip per run rather than per
-/// value (a pipe run has a dozen), well inside SQLite's limit on parameters.
-const VALUES_PER_INSERT: usize = 100;
+/// The columns of a run row, in [`run_cells`]'s order.
+const RUN_COLUMNS: [&str; 19] = [
+    "id",
+    "session_id",
+    "workload",
+    "params",
+    "variant",
+    "run_index",
+    "warmup",
+    "exit_status",
+    "start_unix_ns",
+    "end_unix_ns",
+    "pinned_cpus",
+    "cpus_used",
+    "rusage",
+    "tasks",
+    "record",
+    "error",
+    "ab_side",
+    "placement",
+    "has_series",
+];
 
-/// A run's values in as few statements as there are chunks. A metric named twice
-/// keeps its last value, as a map would.
-fn insert_values(db: &mut dyn Db, run_id: i64, values: &[Value]) -> Result<(), StoreError> {
+/// The columns of a value row, in [`value_cells`]'s order.
+const VALUE_COLUMNS: [&str; 6] = [
+    "run_id",
+    "metric",
+    "value",
+    "unit",
+    "higher_is_better",
+    "is_primary",
+];
+
+/// Inserts runs (each with the session it belongs to) and their values in three
+/// statements whatever their number: their ids reserved first, then the runs and the
+/// values as bulk loads ([`Db::insert_rows`]). Returns the runs' ids in order.
+fn insert_runs_tx(db: &mut dyn Db, runs: &[(i64, &StoredRun)]) -> Result<Vec<i64>, StoreError> {
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = db.reserve_ids("runs", runs.len())?;
+    let run_rows: Vec<Vec<Cell>> = runs
+        .iter()
+        .zip(&ids)
+        .map(|((session_id, run), id)| run_cells(*id, *session_id, run))
+        .collect();
+    db.insert_rows("runs", &RUN_COLUMNS, &run_rows)?;
+    let value_rows: Vec<Vec<Cell>> = runs
+        .iter()
+        .zip(&ids)
+        .flat_map(|((_, run), id)| {
+            distinct_values(&run.values)
+                .into_iter()
+                .map(move |v| value_cells(*id, v))
+        })
+        .collect();
+    db.insert_rows("run_values", &VALUE_COLUMNS, &value_rows)?;
+    Ok(ids)
+}
+
+/// A run as the cells of [`RUN_COLUMNS`].
+fn run_cells(id: i64, session_id: i64, run: &StoredRun) -> Vec<Cell> {
+    let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
+    let facts = run.record_facts();
+    cells![
+        id,
+        session_id,
+        &run.workload,
+        params_text,
+        &run.variant,
+        run.run_index,
+        run.warmup,
+        run.exit_status,
+        run.start_unix_ns.map(to_i64),
+        run.end_unix_ns.map(to_i64),
+        run.pinned_cpus.as_ref(),
+        run.cpus_used.as_ref(),
+        run.rusage.as_ref().map(RawJson::as_str),
+        run.tasks.as_ref().map(RawJson::as_str),
+        run.record.as_ref().map(RawJson::as_str),
+        run.error.as_ref(),
+        run.ab_side
+            .as_ref()
+            .and_then(|a| serde_json::to_string(a).ok()),
+        facts.placement.and_then(|p| serde_json::to_string(&p).ok()),
+        facts.has_series,
+    ]
+    .to_vec()
+}
+
+/// A value as the cells of [`VALUE_COLUMNS`].
+fn value_cells(run_id: i64, v: &Value) -> Vec<Cell> {
+    vec![
+        Cell::Int(run_id),
+        Cell::from(&v.metric),
+        Cell::Real(v.value),
+        Cell::from(&v.unit),
+        Cell::from(v.higher_is_better),
+        Cell::from(v.primary),
+    ]
+}
+
+/// A run's values, one per metric: a metric named twice keeps its last value, as a
+/// map would.
+fn distinct_values(values: &[Value]) -> Vec<&Value> {
     let last_of: HashMap<&str, usize> = values
         .iter()
         .enumerate()
         .map(|(i, v)| (v.metric.as_str(), i))
         .collect();
-    let last: Vec<&Value> = values
+    values
         .iter()
         .enumerate()
         .filter(|(i, v)| last_of[v.metric.as_str()] == *i)
         .map(|(_, v)| v)
-        .collect();
-    for chunk in last.chunks(VALUES_PER_INSERT) {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let p = 6 * i;
-                format!(
-                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5,
-                    p + 6
-                )
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO run_values (run_id, metric, value, unit, higher_is_better, is_primary)
-             VALUES {}",
-            rows.join(", ")
-        );
-        let params: Vec<Cell> = chunk
-            .iter()
-            .flat_map(|v| {
-                [
-                    Cell::Int(run_id),
-                    Cell::from(&v.metric),
-                    Cell::Real(v.value),
-                    Cell::from(&v.unit),
-                    Cell::from(v.higher_is_better),
-                    Cell::from(v.primary),
-                ]
-            })
-            .collect();
-        db.execute(&sql, &params)?;
-    }
-    Ok(())
+        .collect()
 }
 
 pub use crate::sqlite::{is_busy, is_disk_full, is_read_only};

@@ -138,7 +138,9 @@ fn a_session_and_its_runs_read_back_as_stored(db: &TestDb) {
         workload: "sched/pipe".into(),
         run_index: 4,
         exit_status: Some(137),
-        error: Some("killed after 600 s".into()),
+        // What a bulk load's text format must escape: tab, newline, carriage return,
+        // backslash, and a backslash-N that is text, not NULL.
+        error: Some("killed after 600 s:\tsignal 9\r\nC:\\path \\N end".into()),
         ab_side: Some(kbench_store::AbSide {
             side: "b".into(),
             workload: "sched/pipe".into(),
@@ -544,6 +546,37 @@ fn boards_of_one_name_are_told_apart_by_their_ids(db: &TestDb) {
         store.sessions("before-ids").unwrap()[0].machine.as_deref(),
         Some(name)
     );
+    // One machine's reads take the sessions shown under it, and only those.
+    assert_eq!(
+        store.machines().unwrap(),
+        [
+            name.to_string(),
+            with("dt:aaaa").unwrap(),
+            with("dt:bbbb").unwrap()
+        ]
+    );
+    for (machine, label) in [
+        (name.to_string(), "before-ids"),
+        (with("dt:aaaa").unwrap(), "a"),
+        (with("dt:bbbb").unwrap(), "b"),
+    ] {
+        let scope = store.machine_scope(&machine).unwrap();
+        for other in ["before-ids", "a", "b"] {
+            let sessions = store.sessions_in(other, &scope).unwrap();
+            let runs = store.runs_for_analysis_in(other, &scope).unwrap();
+            let expected = usize::from(other == label);
+            assert_eq!(
+                (sessions.len(), runs.len()),
+                (expected, expected),
+                "{machine} {other}"
+            );
+            assert!(sessions
+                .iter()
+                .all(|s| s.machine.as_deref() == Some(&machine)));
+        }
+    }
+    let nowhere = store.machine_scope("elsewhere").unwrap();
+    assert!(store.sessions_in("a", &nowhere).unwrap().is_empty());
 }
 
 fn calibrations_read_back(db: &TestDb) {

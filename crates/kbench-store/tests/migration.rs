@@ -412,6 +412,7 @@ fn migration_6_gives_older_sessions_uuids_and_the_machine_machine_of_names() {
     conn.execute_batch(
         "ALTER TABLE runs DROP COLUMN placement; ALTER TABLE runs DROP COLUMN has_series;
          DROP TABLE sequential_looks; DROP TABLE sequential_designs;
+         DROP INDEX runs_measured_by_session; DROP INDEX sessions_by_label_machine;
          DROP INDEX sessions_by_machine_id; ALTER TABLE sessions DROP COLUMN machine_id;
          DROP INDEX sessions_by_uuid; DROP INDEX sessions_by_machine;
          ALTER TABLE sessions DROP COLUMN uuid; ALTER TABLE sessions DROP COLUMN machine;
@@ -480,6 +481,7 @@ fn migration_8_puts_placement_and_series_in_columns() {
     let conn = Connection::open(&path).unwrap();
     conn.execute_batch(
         "ALTER TABLE runs DROP COLUMN placement; ALTER TABLE runs DROP COLUMN has_series;
+         DROP INDEX runs_measured_by_session; DROP INDEX sessions_by_label_machine;
          DROP INDEX sessions_by_machine_id; ALTER TABLE sessions DROP COLUMN machine_id;
          PRAGMA user_version = 7;",
     )

@@ -267,12 +267,15 @@ fn a_push_killed_mid_transaction_leaves_nothing_half_written() {
 
 #[test]
 fn the_server_stopped_mid_push_is_one_error_and_the_push_then_completes() {
+    const SESSIONS: i64 = 5_000;
     let Some(server) = pg::PrivateServer::start() else {
         return;
     };
     let db = pg::fresh_database_on(&server.url, "stopped");
     let dir = tempfile::tempdir().unwrap();
-    let local = board_database(dir.path(), 400, 10);
+    // Ten batches of 500 sessions (kbench_store::push): the server is stopped
+    // after the first and long before the last.
+    let local = board_database(dir.path(), SESSIONS as u64, 10);
     make_schema(&db);
     let child = push_child(&local, &db);
     wait_for(Duration::from_secs(60), "some sessions pushed", || {
@@ -287,13 +290,17 @@ fn the_server_stopped_mid_push_is_one_error_and_the_push_then_completes() {
     assert!(stderr.contains("run again copies the rest"), "{stderr}");
     server.restart();
     let pushed_before = count(&db, "SELECT count(*) FROM sessions");
-    assert!(pushed_before < 400, "the push was stopped before its end");
+    assert!(
+        pushed_before < SESSIONS,
+        "the push was stopped before its end"
+    );
+    assert_eq!(pushed_before % 500, 0, "whole batches: {pushed_before}");
     let out = ok(local.to_str().unwrap(), &["push", "--to", &db]);
     assert!(
         out.contains(&format!(
             "pushed {} sessions ({} runs)",
-            400 - pushed_before,
-            (400 - pushed_before) * 10
+            SESSIONS - pushed_before,
+            (SESSIONS - pushed_before) * 10
         )),
         "{out}"
     );
@@ -301,8 +308,8 @@ fn the_server_stopped_mid_push_is_one_error_and_the_push_then_completes() {
         out.contains(&format!("{pushed_before} were there already")),
         "{out}"
     );
-    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 400);
-    assert_eq!(count(&db, "SELECT count(*) FROM runs"), 4000);
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), SESSIONS);
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), SESSIONS * 10);
     let again = ok(local.to_str().unwrap(), &["push", "--to", &db]);
     assert!(again.contains("pushed 0 sessions (0 runs)"), "{again}");
 }

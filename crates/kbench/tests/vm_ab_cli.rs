@@ -431,30 +431,42 @@ fn qemu_killed_mid_boot_is_a_failed_boot_and_the_next_boot_goes_on() {
     let Some((a, b)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
-    let child = kbench_command()
-        .args(["vm-ab", "--kernel-a", a.to_str().unwrap()])
-        .args([
-            "--kernel-b",
-            b.to_str().unwrap(),
-            "--boots",
-            "1",
-            "--accel",
-            "tcg",
-        ])
-        .args(["--runs", "10", "--init", &static_kbench().unwrap(), "--db"])
-        .arg(&db)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let qemu = wait_for_child_named(child.id(), "qemu-system-x86", Duration::from_secs(60))
-        .expect("qemu started");
-    std::thread::sleep(Duration::from_secs(3));
-    Command::new("kill")
-        .args(["-KILL", &qemu.to_string()])
-        .status()
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    // The first boot killed, the second let run.
+    let boot_and_kill = || {
+        let child = kbench_command()
+            .args(["vm-ab", "--kernel-a", a.to_str().unwrap()])
+            .args([
+                "--kernel-b",
+                b.to_str().unwrap(),
+                "--boots",
+                "1",
+                "--accel",
+                "tcg",
+            ])
+            .args(["--runs", "10", "--init", &static_kbench().unwrap(), "--db"])
+            .arg(&db)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let qemu = wait_for_child_named(child.id(), "qemu-system-x86", Duration::from_secs(60))
+            .expect("qemu started");
+        std::thread::sleep(Duration::from_secs(3));
+        Command::new("kill")
+            .args(["-KILL", &qemu.to_string()])
+            .status()
+            .unwrap();
+        (qemu, child.wait_with_output().unwrap())
+    };
+    let (mut qemu, mut out) = boot_and_kill();
+    // The second boot dying of the emulator's int3 fault (kbench_booting_past_emulator_
+    // faults) is no failure of what this tests: once more, on a fresh database.
+    let second_error = sessions(&db).get(1).and_then(|s| s.2.clone());
+    if second_error.is_some_and(|e| e.contains("Oops: int3")) {
+        eprintln!("an emulator fault under TCG in the second boot, so once more");
+        std::fs::remove_file(&db).unwrap();
+        (qemu, out) = boot_and_kill();
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "one boot failed: {stderr}");
     let stored = sessions(&db);

@@ -73,8 +73,9 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
         ..HistoryOptions::default()
     };
     let store = args.db.open_existing()?;
-    let labels = kbench_analysis::history::load_labels(&store, &args.labels)
-        .map_err(crate::analysis_error)?;
+    let labels =
+        kbench_analysis::history::load_labels(&store, &args.labels, args.machine.as_deref())
+            .map_err(crate::analysis_error)?;
     if options.order == HistoryOrder::Commit {
         options.commit_positions = commit_positions(&labels, &args.tree)?;
     }

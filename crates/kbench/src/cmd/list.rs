@@ -4,7 +4,8 @@ use crate::session::DbArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Per machine (host name and CPU models), the labels it holds runs of.
+    /// Per machine (host name and CPU models, and its id where machines of one model
+    /// share them), the labels it holds runs of.
     #[arg(long)]
     pub machines: bool,
     #[command(flatten)]
