@@ -46,7 +46,9 @@ pub use stored::{
     legacy_primary, mark_legacy_primary, stored_run, values_of, AbSide, ImportSource, NewSession,
     SessionWithRuns, StoredRun, SummaryRow, Value,
 };
-pub use wakephases::{Incomplete, Milestone, PhaseSeries, WakePath, WakePhases};
+pub use wakephases::{
+    Incomplete, Milestone, OnePhase, OneWake, PhaseSeries, WakePath, WakePhases, EACH_WAKE_MAX,
+};
 pub use workload::WorkloadId;
 
 /// FNV-1a, 64 bits: a cheap fingerprint of some text (an imported file's content, a

@@ -14,6 +14,12 @@ use std::collections::BTreeMap;
 pub enum Milestone {
     /// `sched_waking` on the waker's CPU: the wake call reached try_to_wake_up.
     Waking,
+    /// `sched_wakeup`: the wakee was made runnable. A wake begins here only in a
+    /// trace without `sched_waking`, and its path is judged from this event's CPU.
+    Wakeup,
+    /// `sched_wakeup_new`: a new task's first wake (wake_up_new_task), which has no
+    /// `sched_waking`.
+    WakeupNew,
     /// The IPI to the target CPU was sent (`ipi_send_cpu`, `ipi_send_cpumask`, `ipi_raise`).
     IpiSent,
     /// `sched_wake_idle_without_ipi`: the target was polling, a flag replaced the IPI.
@@ -32,6 +38,8 @@ impl Milestone {
     pub fn as_str(self) -> &'static str {
         match self {
             Milestone::Waking => "waking",
+            Milestone::Wakeup => "wakeup",
+            Milestone::WakeupNew => "wakeup_new",
             Milestone::IpiSent => "ipi_sent",
             Milestone::IpiSkipped => "ipi_skipped",
             Milestone::IdleExit => "idle_exit",
@@ -44,6 +52,54 @@ impl Milestone {
     /// The name of the latency series of the phase from `self` to `to`.
     pub fn phase_series_name(self, to: Milestone) -> String {
         format!("phase_{}_to_{}", self.as_str(), to.as_str())
+    }
+
+    /// The tracepoint a wake that begins at this milestone began with.
+    pub fn tracepoint(self) -> &'static str {
+        match self {
+            Milestone::Waking => "sched_waking",
+            Milestone::Wakeup => "sched_wakeup",
+            Milestone::WakeupNew => "sched_wakeup_new",
+            Milestone::IpiSent => "ipi_send_cpu",
+            Milestone::IpiSkipped => "sched_wake_idle_without_ipi",
+            Milestone::IdleExit => "cpu_idle",
+            Milestone::HandlerEntry => "the IPI handler's entry",
+            Milestone::HandlerExit => "the IPI handler's exit",
+            Milestone::SwitchIn => "sched_switch",
+        }
+    }
+}
+
+/// Each wake's phases are kept whole when a run followed at most this many: the
+/// percentiles of one or two wakes say nothing.
+pub const EACH_WAKE_MAX: usize = 2;
+
+/// One wake followed, phase by phase ([`WakePhases::each`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OneWake {
+    pub pid: i32,
+    pub path: WakePath,
+    /// From the event that began the wake to the switch-in, in order.
+    pub phases: Vec<OnePhase>,
+}
+
+/// One phase of one wake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OnePhase {
+    pub from: Milestone,
+    pub to: Milestone,
+    pub ns: u64,
+}
+
+impl OneWake {
+    /// The milestone the wake began at: `Waking`, or `Wakeup`/`WakeupNew`.
+    pub fn began_at(&self) -> Option<Milestone> {
+        self.phases.first().map(|p| p.from)
+    }
+
+    /// From its beginning to the switch-in.
+    pub fn total_ns(&self) -> u64 {
+        self.phases.iter().map(|p| p.ns).sum()
     }
 }
 
@@ -66,6 +122,10 @@ pub enum WakePath {
     Queued,
     /// The waker's own CPU: no IPI at all.
     Local,
+    /// Another CPU, in a trace that recorded no IPI events (no `ipi_send_*`,
+    /// `sched_wake_idle_without_ipi` or handler events): how the wake got there is not
+    /// known, and not guessed.
+    Untraced,
 }
 
 impl WakePath {
@@ -78,6 +138,7 @@ impl WakePath {
             WakePath::Polling => "polling",
             WakePath::Queued => "queued",
             WakePath::Local => "local",
+            WakePath::Untraced => "untraced",
         }
     }
 }
@@ -157,6 +218,14 @@ pub struct WakePhases {
     /// The tracepoints enabled (live runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<String>,
+    /// Wakes followed that began at another event than `sched_waking`, by that event
+    /// ([`Milestone::Wakeup`] or [`Milestone::WakeupNew`]): a trace recorded without
+    /// `sched_waking`, or new tasks' first wakes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub began_without_waking: BTreeMap<Milestone, u64>,
+    /// Each wake followed, phase by phase, when there are at most [`EACH_WAKE_MAX`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub each: Vec<OneWake>,
 }
 
 impl WakePhases {

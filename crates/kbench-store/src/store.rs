@@ -81,7 +81,7 @@ const RUNS_FOR_ANALYSIS: &str = "SELECT r.id, r.session_id, s.boot_id, r.workloa
 
 /// Which of a label's sessions a read takes: all of them, or one machine's as
 /// [`MACHINE_SQL`] shows it ([`Store::machine_scope`]), by the plain columns the
-/// `sessions_by_machine_id` index finds, so that one machine's history in a lab's
+/// `sessions_by_label_machine` index finds, so that one machine's history in a lab's
 /// store reads that machine's runs only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionScope {
@@ -538,17 +538,9 @@ impl Store {
         })
     }
 
-    /// Copies one whole session, with its console log and kernel config, in one
-    /// transaction, unless a session of its UUID is here already (`kbench push`: the
-    /// same session pushed twice, or by two pushes at once). Returns whether it was
-    /// stored now.
-    pub fn insert_pushed(&mut self, session: &PushedSession) -> Result<bool, StoreError> {
-        let stored = self.insert_pushed_batch(std::slice::from_ref(session))?;
-        Ok(stored.first().copied().unwrap_or(false))
-    }
-
-    /// Stores pushed sessions that the database lacks, in one transaction: all of them,
-    /// or none when it fails. Says of each whether it was stored now (`false`: another
+    /// Stores pushed sessions (`kbench push`) that the database lacks, each whole with
+    /// its console log and kernel config, in one transaction: all of them, or none
+    /// when it fails. Says of each whether it was stored now (`false`: another
     /// push stored it first). The sessions are taken in UUID order, so two pushes of
     /// overlapping batches wait for each other rather than deadlock; their runs and
     /// values go in as one bulk load each.

@@ -23,10 +23,13 @@ pub enum EventKind {
         comm: String,
         target_cpu: u32,
     },
-    /// `sched_wakeup`: `pid` is runnable on `target_cpu`, its real destination.
+    /// `sched_wakeup`: `pid` is runnable on `target_cpu`, its real destination; or
+    /// `sched_wakeup_new` (`new`): a new task's first wake, which has no waking.
     Wakeup {
         pid: i32,
+        comm: String,
         target_cpu: u32,
+        new: bool,
     },
     /// `sched_switch`.
     Switch {

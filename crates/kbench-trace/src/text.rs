@@ -330,9 +330,11 @@ fn event_kind(event: &str, body: &str) -> Result<EventKind, String> {
             comm: comm_field(body),
             target_cpu: field(body, "target_cpu")?,
         },
-        "sched_wakeup" => EventKind::Wakeup {
+        "sched_wakeup" | "sched_wakeup_new" => EventKind::Wakeup {
             pid: field(body, "pid")?,
+            comm: comm_field(body),
             target_cpu: field(body, "target_cpu")?,
+            new: event == "sched_wakeup_new",
         },
         "sched_switch" => switch_fields(body)?,
         "sched_wake_idle_without_ipi" => EventKind::IdleWithoutIpi {
@@ -447,7 +449,8 @@ fn field<T: std::str::FromStr>(body: &str, key: &str) -> Result<T, String> {
         .map_err(|_| format!("{key}={text}: not a number"))
 }
 
-/// `comm=` of `sched_waking`: everything up to ` pid=`, since names hold spaces.
+/// `comm=` of `sched_waking` and `sched_wakeup`: everything up to ` pid=`, since names
+/// hold spaces.
 fn comm_field(body: &str) -> String {
     let Some(rest) = body.strip_prefix("comm=") else {
         return String::new();

@@ -2,7 +2,10 @@
 //! `sched_switch` on the target, in one pass over the trace.
 //!
 //! The rules (see docs/wake-phases.md):
-//! - a wake starts at `sched_waking` of a selected task, on the waker's CPU A; its target
+//! - a wake starts at `sched_waking` of a selected task, on the waker's CPU A. Where no
+//!   `sched_waking` precedes it, it starts at `sched_wakeup_new` (a new task's first
+//!   wake has none), or, in a trace recorded without `sched_waking` at all, at
+//!   `sched_wakeup`: A is then that event's CPU. Its target
 //!   T is the `sched_waking` CPU, replaced by the `sched_wakeup` CPU or by the CPU of
 //!   the IPI the wake sent (a task may be placed elsewhere than it slept);
 //! - the IPI send (or `sched_wake_idle_without_ipi`) belongs to the wake when it is the
@@ -15,7 +18,9 @@
 //!   `sched_switch` events; a wake whose target was idle must show an idle exit.
 //!
 //! A wake missing an event its path needs is counted under an [`Incomplete`] reason and
-//! gives no phases: nothing is filled in by guess.
+//! gives no phases: nothing is filled in by guess. In a trace that recorded no IPI
+//! event at all, a remote wake's path is [`WakePath::Untraced`], with the phases the
+//! trace has.
 use crate::event::{Event, EventKind, Handler, IpiKind};
 use crate::regions::RegionMarks;
 use kbench_record::{Incomplete, Milestone, WakePath};
@@ -53,7 +58,8 @@ pub struct Wake {
     pub waker_cpu: u32,
     pub target_cpu: u32,
     pub path: WakePath,
-    /// In the order they happened; `Waking` first, `SwitchIn` last.
+    /// In the order they happened: the event that began it first (`Waking`, else
+    /// `Wakeup` or `WakeupNew`), `SwitchIn` last.
     pub milestones: Vec<(Milestone, u64)>,
 }
 
@@ -120,6 +126,8 @@ type Seen = Option<(usize, u64)>;
 /// A wake not yet switched in.
 #[derive(Debug, Clone)]
 struct Open {
+    /// The event that began it (`Waking`, or `Wakeup`/`WakeupNew`): index and time.
+    began: Milestone,
     waking: (usize, u64),
     waker_cpu: u32,
     target_cpu: u32,
@@ -147,6 +155,18 @@ pub fn match_wakes(
         open: HashMap::new(),
         result: WakeMatch::default(),
         mark_had_waking: None,
+        has_waking: events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Waking { .. })),
+        has_ipi_events: events.iter().any(|e| {
+            matches!(
+                e.kind,
+                EventKind::IpiSend { .. }
+                    | EventKind::IdleWithoutIpi { .. }
+                    | EventKind::HandlerEntry(_)
+                    | EventKind::HandlerExit(_)
+            )
+        }),
     };
     for (index, event) in events.iter().enumerate() {
         matcher.step(index, event);
@@ -162,6 +182,12 @@ struct Matcher<'a> {
     result: WakeMatch,
     /// For a region: whether the latest wake mark has seen its waking yet.
     mark_had_waking: Option<bool>,
+    /// Whether the trace recorded `sched_waking`: without it, wakes begin at
+    /// `sched_wakeup`.
+    has_waking: bool,
+    /// Whether the trace recorded any IPI event: without any, a remote wake's path is
+    /// [`WakePath::Untraced`] rather than a wake missing its IPI.
+    has_ipi_events: bool,
 }
 
 impl Matcher<'_> {
@@ -183,15 +209,15 @@ impl Matcher<'_> {
             } => {
                 self.cpu(event.cpu).ttwu_of = None;
                 if self.wanted(index, *pid, comm) {
-                    self.open_wake(index, event, *pid, *target_cpu);
+                    self.open_wake(index, event, *pid, *target_cpu, Milestone::Waking);
                 }
             }
-            EventKind::Wakeup { pid, target_cpu } => {
-                if let Some(wake) = self.open.get_mut(pid) {
-                    wake.woke_on = Some(event.cpu);
-                    wake.target_cpu = *target_cpu;
-                }
-            }
+            EventKind::Wakeup {
+                pid,
+                comm,
+                target_cpu,
+                new,
+            } => self.woken(index, event, *pid, comm, *target_cpu, *new),
             EventKind::IpiSend { targets, kind } => self.ipi_sent(index, event, targets, *kind),
             EventKind::IdleWithoutIpi { cpu } => self.ipi_skipped(index, event, *cpu),
             EventKind::CpuIdle { state, cpu } => self.cpu_idle(index, event, *state, *cpu),
@@ -231,7 +257,41 @@ impl Matcher<'_> {
         }
     }
 
-    fn open_wake(&mut self, index: usize, event: &Event, pid: i32, target_cpu: u32) {
+    /// `sched_wakeup(_new)` of `pid`: the destination of its open wake, or the
+    /// beginning of one where nothing else begins it (module docs).
+    fn woken(
+        &mut self,
+        index: usize,
+        event: &Event,
+        pid: i32,
+        comm: &str,
+        target_cpu: u32,
+        new: bool,
+    ) {
+        if !self.open.contains_key(&pid) && (new || !self.has_waking) {
+            if !self.wanted(index, pid, comm) {
+                return;
+            }
+            let began = match new {
+                true => Milestone::WakeupNew,
+                false => Milestone::Wakeup,
+            };
+            self.open_wake(index, event, pid, target_cpu, began);
+        }
+        if let Some(wake) = self.open.get_mut(&pid) {
+            wake.woke_on = Some(event.cpu);
+            wake.target_cpu = target_cpu;
+        }
+    }
+
+    fn open_wake(
+        &mut self,
+        index: usize,
+        event: &Event,
+        pid: i32,
+        target_cpu: u32,
+        began: Milestone,
+    ) {
         if self.region.is_none() {
             self.result.looked_at += 1;
         }
@@ -246,6 +306,7 @@ impl Matcher<'_> {
         self.open.insert(
             pid,
             Open {
+                began,
                 waking: (index, event.ts_ns),
                 waker_cpu: event.cpu,
                 target_cpu,
@@ -338,7 +399,7 @@ impl Matcher<'_> {
             state.in_idle_state = Some(false);
         }
         if let Some(wake) = self.open.remove(&next_pid) {
-            match classify(&wake, (index, event.ts_ns), event.cpu) {
+            match classify(&wake, (index, event.ts_ns), event.cpu, self.has_ipi_events) {
                 Ok((path, milestones)) => self.result.wakes.push(Wake {
                     pid: next_pid,
                     waker_cpu: wake.waker_cpu,
@@ -379,6 +440,7 @@ fn classify(
     wake: &Open,
     switch: (usize, u64),
     cpu: u32,
+    has_ipi_events: bool,
 ) -> Result<(WakePath, Vec<(Milestone, u64)>), Incomplete> {
     if wake.lost {
         return Err(Incomplete::EventsLost);
@@ -387,7 +449,7 @@ fn classify(
         return Err(Incomplete::Migrated);
     }
     let mut seen: Vec<(usize, Milestone, u64)> = vec![
-        (wake.waking.0, Milestone::Waking, wake.waking.1),
+        (wake.waking.0, wake.began, wake.waking.1),
         (switch.0, Milestone::SwitchIn, switch.1),
     ];
     let mut add = |milestone: Milestone, at: Seen| {
@@ -413,6 +475,8 @@ fn classify(
         WakePath::Polling
     } else if wake.woke_on == Some(wake.waker_cpu) && wake.target_state == TargetState::Busy {
         WakePath::Queued
+    } else if !has_ipi_events {
+        WakePath::Untraced
     } else {
         return Err(Incomplete::NoIpiEvent);
     };

@@ -7,6 +7,19 @@ use std::collections::BTreeMap;
 
 const FTRACE_X86: &str = include_str!("fixtures/ftrace-x86.trace");
 const TRACE_CMD_ARM64: &str = include_str!("fixtures/trace-cmd-arm64.report");
+/// Real captures on a 2-CPU x86 VM (6.18), excerpted as people paste them: a shell
+/// forking (`sched_wakeup_new`, `sched_wakeup`, `sched_switch`), and `sleep 0.02`
+/// (`sched_wakeup` and `sched_switch` only). Neither recorded `sched_waking` or any
+/// IPI event.
+const WAKEUP_NEW: &str = include_str!("fixtures/ftrace-x86-wakeup-new.trace");
+const WAKEUP_ONLY: &str = include_str!("fixtures/ftrace-x86-wakeup-only.trace");
+
+fn by_comm(comm: &str) -> Selection {
+    Selection {
+        comms: vec![comm.into()],
+        ..Selection::default()
+    }
+}
 
 use Milestone::*;
 
@@ -118,6 +131,56 @@ fn selection_by_name_and_all_tasks() {
         runs[0].matched.incomplete.get(&Incomplete::NoSwitchIn),
         Some(&2)
     );
+}
+
+#[test]
+fn a_new_tasks_first_wake_begins_at_sched_wakeup_new() {
+    // bash forks pid 2926 on CPU 1 for CPU 0; it runs there 25 us later. No IPI event
+    // was recorded, so how it got there is untraced, not guessed.
+    let (_, runs) = analyse(WAKEUP_NEW, &by_comm("bash")).unwrap();
+    let m = &runs[0].matched;
+    let new: Vec<&Wake> = m.wakes.iter().filter(|w| w.pid == 2926).collect();
+    assert_eq!(new.len(), 1, "{m:?}");
+    assert_eq!(new[0].path, WakePath::Untraced);
+    assert_eq!((new[0].waker_cpu, new[0].target_cpu), (1, 0));
+    assert_eq!(phases(new[0]), [(WakeupNew, SwitchIn, 25_000)]);
+    // sh (2926 after exec) forks 2927: the same; 2926's own wake in the excerpt never
+    // reaches its switch-in.
+    let (_, runs) = analyse(WAKEUP_NEW, &by_comm("sh")).unwrap();
+    let m = &runs[0].matched;
+    assert_eq!(m.wakes.len(), 1, "{m:?}");
+    assert_eq!(m.wakes[0].pid, 2927);
+    assert_eq!(phases(&m.wakes[0]), [(WakeupNew, SwitchIn, 21_000)]);
+    assert_eq!(m.incomplete, BTreeMap::from([(Incomplete::NoSwitchIn, 1)]));
+}
+
+#[test]
+fn a_trace_without_sched_waking_begins_wakes_at_sched_wakeup() {
+    // sleep's timer fires on CPU 1, where it slept: a local wake, 11 us to its switch-in.
+    let (_, runs) = analyse(WAKEUP_ONLY, &by_comm("sleep")).unwrap();
+    let m = &runs[0].matched;
+    assert_eq!(m.looked_at, 1);
+    assert_eq!(m.wakes.len(), 1, "{m:?}");
+    assert_eq!(m.wakes[0].path, WakePath::Local);
+    assert_eq!(phases(&m.wakes[0]), [(Wakeup, SwitchIn, 11_000)]);
+    // Every task's wakes: each begins at its sched_wakeup.
+    let (_, runs) = analyse(WAKEUP_ONLY, &Selection::all()).unwrap();
+    let m = &runs[0].matched;
+    assert!(m.wakes.len() >= 5, "{m:?}");
+    assert!(m.wakes.iter().all(|w| w.milestones[0].0 == Wakeup));
+}
+
+#[test]
+fn with_sched_waking_recorded_a_lone_sched_wakeup_begins_nothing() {
+    // The x86 fixture records sched_waking: its sched_wakeup events only place wakes.
+    let (_, runs) = analyse(FTRACE_X86, &Selection::all()).unwrap();
+    for run in &runs {
+        assert!(run
+            .matched
+            .wakes
+            .iter()
+            .all(|w| w.milestones[0].0 == Waking));
+    }
 }
 
 #[test]

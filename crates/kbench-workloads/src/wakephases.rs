@@ -1,11 +1,12 @@
 //! From matched wakes (`kbench_trace`) to what a run record carries: one latency series
 //! per phase and one for the whole kernel-side wake, named in [`WakePhases`].
 use crate::latency::{LatencyRecorder, LatencySeries};
-use kbench_record::{Milestone, PhaseSeries, WakePhases};
+use kbench_record::{Milestone, OnePhase, OneWake, PhaseSeries, WakePhases, EACH_WAKE_MAX};
 use kbench_trace::WakeMatch;
 use std::collections::BTreeMap;
 
-/// The series of the kernel-side wake, `sched_waking` to the switch to the wakee.
+/// The series of the kernel-side wake, `sched_waking` (or the event that began the
+/// wake where there was none) to the switch to the wakee.
 pub const TOTAL_SERIES: &str = "kernel_wake_latency";
 
 /// How the trace was made, for [`WakePhases`].
@@ -31,9 +32,14 @@ pub fn phase_series(
     let mut total = LatencyRecorder::new()?;
     let mut phases: BTreeMap<(Milestone, Milestone), PhaseValues> = BTreeMap::new();
     let mut paths = BTreeMap::new();
+    let mut began_without_waking = BTreeMap::new();
     for wake in &matched.wakes {
         total.record(wake.total_ns());
         *paths.entry(wake.path).or_default() += 1;
+        match wake.milestones.first() {
+            Some((Milestone::Waking, _)) | None => {}
+            Some((began, _)) => *began_without_waking.entry(*began).or_default() += 1,
+        }
         let waking_ns = wake.milestones.first().map_or(0, |m| m.1);
         let mut start_ns = waking_ns;
         for (from, to, duration_ns) in wake.phases() {
@@ -83,6 +89,8 @@ pub fn phase_series(
         phases: described,
         total_series: TOTAL_SERIES.to_string(),
         events: source.events,
+        began_without_waking,
+        each: each_wake(matched),
     };
     Ok((series, phases))
 }
@@ -116,6 +124,26 @@ pub fn incomplete_warning(phases: &WakePhases) -> Option<String> {
         }
         warning
     })
+}
+
+/// Each wake's phases, when there are at most [`EACH_WAKE_MAX`] to show.
+fn each_wake(matched: &WakeMatch) -> Vec<OneWake> {
+    if matched.wakes.len() > EACH_WAKE_MAX {
+        return Vec::new();
+    }
+    matched
+        .wakes
+        .iter()
+        .map(|wake| OneWake {
+            pid: wake.pid,
+            path: wake.path,
+            phases: wake
+                .phases()
+                .into_iter()
+                .map(|(from, to, ns)| OnePhase { from, to, ns })
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

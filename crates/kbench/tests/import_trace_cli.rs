@@ -43,6 +43,68 @@ fn exact(record: &serde_json::Value, name: &str) -> (u64, u64) {
     (s["min"].as_u64().unwrap(), s["max"].as_u64().unwrap())
 }
 
+/// Real excerpts as people paste them (kbench-trace's fixtures): a new task's first
+/// wake, which has no `sched_waking`, and a trace recorded without `sched_waking`.
+/// Each is read, says which event began its wakes, and shows the one wake's phases
+/// rather than percentiles of one.
+#[test]
+fn traces_without_sched_waking_are_read_and_one_wake_shows_its_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    for (file, comm, says) in [
+        (
+            "ftrace-x86-wakeup-new.trace",
+            "sh",
+            [
+                "begun without sched_waking, at: sched_wakeup_new 1",
+                "wake 1 of pid 2927, path untraced, begun at sched_wakeup_new:",
+                "wakeup_new -> switch_in",
+            ],
+        ),
+        (
+            "ftrace-x86-wakeup-only.trace",
+            "sleep",
+            [
+                "begun without sched_waking, at: sched_wakeup 1",
+                "wake 1 of pid 2932, path local, begun at sched_wakeup:",
+                "wakeup -> switch_in",
+            ],
+        ),
+    ] {
+        let path = fixture(file);
+        let args = ["import-trace", path.to_str().unwrap(), "--label", comm];
+        let out = ok(kbench_db_arg(&db, &[&args[..], &["--comm", comm]].concat()));
+        for said in says {
+            assert!(out.contains(said), "{file}: {said}: {out}");
+        }
+        assert!(!out.contains("n/a"), "{file}: {out}");
+        assert!(!out.contains("p50"), "no percentiles of one wake: {out}");
+        let phases = &records(&db, comm)[0]["wake_phases"];
+        assert_eq!(phases["each"].as_array().unwrap().len(), 1, "{phases}");
+    }
+    // Every task's wakes of the second: six, too few for a median, so the least, the
+    // mean and the most.
+    let path = fixture("ftrace-x86-wakeup-only.trace");
+    let out = ok(kbench_db_arg(
+        &db,
+        &["import-trace", path.to_str().unwrap(), "--label", "all"],
+    ));
+    assert!(
+        out.contains("6 of 7 wakes followed; paths: local 6"),
+        "{out}"
+    );
+    assert!(out.contains("wakes       min      mean       max"), "{out}");
+    assert!(out.contains("total: first event -> switch_in"), "{out}");
+    assert!(!out.contains("n/a"), "{out}");
+    let record = &records(&db, "sh")[0];
+    assert_eq!(
+        exact(record, "phase_wakeup_new_to_switch_in"),
+        (21_000, 21_000)
+    );
+    let record = &records(&db, "sleep")[0];
+    assert_eq!(exact(record, "phase_wakeup_to_switch_in"), (11_000, 11_000));
+}
+
 #[test]
 fn ftrace_file_phases_are_stored_exactly_with_the_incomplete_counted() {
     let dir = tempfile::tempdir().unwrap();

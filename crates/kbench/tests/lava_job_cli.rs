@@ -817,6 +817,8 @@ fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() 
         "base",
         "--label-b",
         "patched",
+        "--commit-b",
+        "v6.12-rc3-17-gdeadbeef",
         "--db",
         db_arg,
     ]);
@@ -825,6 +827,30 @@ fn an_ab_jobs_log_is_imported_as_one_session_per_boot_under_its_kernels_label() 
         text(&out.stdout).trim(),
         "kbench import-console: 4 boot(s): 2 of base, 2 of patched, 0 failed"
     );
+    // --commit-b went with kernel B's boots only (`history --by commit`).
+    let commits: Vec<(String, Option<String>)> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT label, json_extract(environment, '$.kernel_commit') FROM sessions")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (label, commit) in &commits {
+        let expected = (label == "patched").then_some("v6.12-rc3-17-gdeadbeef");
+        assert_eq!(commit.as_deref(), expected, "{commits:?}");
+    }
+    let args = [
+        "import-console",
+        log,
+        "--label",
+        "x",
+        "--commit",
+        "two words",
+    ];
+    let out = kbench(&[&args[..], &["--db", db_arg]].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is not a git revision"));
     for label in ["base", "patched"] {
         assert_eq!(sqlite_count(&db, MEASURED_SESSIONS, label), 2, "{label}");
         assert_eq!(sqlite_count(&db, BOOTS, label), 2, "{label}: two boots");

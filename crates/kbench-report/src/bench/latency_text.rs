@@ -84,12 +84,40 @@ pub fn phase_table(record: &RunRecord, phases: &WakePhases) -> String {
             78,
         ));
     }
+    if !phases.began_without_waking.is_empty() {
+        let began: Vec<String> = phases
+            .began_without_waking
+            .iter()
+            .map(|(milestone, n)| format!("{} {n}", milestone.tracepoint()))
+            .collect();
+        out.push_str(&wrapped(
+            &format!(
+                "  begun without sched_waking, at: {} (their paths are judged from that event's CPU)",
+                began.join(", ")
+            ),
+            78,
+        ));
+    }
+    if !phases.each.is_empty() {
+        out.push_str(&each_wake_table(&phases.each));
+        return out;
+    }
+    let find = |name: &str| record.series.iter().find(|s| s.name == name);
+    // Too few wakes for a median: the least, the mean and the most say what there is.
+    let few = find(&phases.total_series).is_some_and(|s| s.percentiles.p50.is_none());
+    let columns = match few {
+        true => ["min", "mean", "max"],
+        false => ["p50", "p90", "p99"],
+    };
     let _ = writeln!(
         out,
         "   {:<34} {:>7} {:>9} {:>9} {:>9}",
-        "phase [ns]", "wakes", "p50", "p90", "p99"
+        "phase [ns]", "wakes", columns[0], columns[1], columns[2]
     );
-    let find = |name: &str| record.series.iter().find(|s| s.name == name);
+    let total = match phases.began_without_waking.is_empty() {
+        true => "total: waking -> switch_in",
+        false => "total: first event -> switch_in",
+    };
     let rows = phases
         .phases
         .iter()
@@ -99,22 +127,47 @@ pub fn phase_table(record: &RunRecord, phases: &WakePhases) -> String {
                 &p.series,
             )
         })
-        .chain(std::iter::once((
-            "total: waking -> switch_in".to_string(),
-            &phases.total_series,
-        )));
+        .chain(std::iter::once((total.to_string(), &phases.total_series)));
     for (label, name) in rows {
         let Some(series) = find(name) else { continue };
         let cell = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
         let p = &series.percentiles;
+        let values = match few {
+            true => [
+                series.min.to_string(),
+                format!("{:.0}", series.mean),
+                series.max.to_string(),
+            ],
+            false => [cell(p.p50), cell(p.p90), cell(p.p99)],
+        };
         let _ = writeln!(
             out,
             "   {label:<34} {:>7} {:>9} {:>9} {:>9}",
-            series.count,
-            cell(p.p50),
-            cell(p.p90),
-            cell(p.p99)
+            series.count, values[0], values[1], values[2]
         );
+    }
+    out
+}
+
+/// Each wake's phases, for a run of one or two wakes, whose percentiles say nothing.
+fn each_wake_table(wakes: &[kbench_record::OneWake]) -> String {
+    let mut out = String::new();
+    for (i, wake) in wakes.iter().enumerate() {
+        let began = wake
+            .began_at()
+            .map_or("?", kbench_record::Milestone::tracepoint);
+        let _ = writeln!(
+            out,
+            "  wake {} of pid {}, path {}, begun at {began}:",
+            i + 1,
+            wake.pid,
+            wake.path.as_str()
+        );
+        for phase in &wake.phases {
+            let label = format!("{} -> {}", phase.from.as_str(), phase.to.as_str());
+            let _ = writeln!(out, "   {label:<34} {:>9} ns", phase.ns);
+        }
+        let _ = writeln!(out, "   {:<34} {:>9} ns", "total", wake.total_ns());
     }
     out
 }

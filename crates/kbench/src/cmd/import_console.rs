@@ -33,8 +33,28 @@ pub struct ImportConsoleArgs {
     /// boot so that compare can list the options two kernels differ in (with --label).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["label_a", "label_b"])]
     pub kernel_config: Option<PathBuf>,
+    /// The commit the booted kernel was built from, stored with every boot (`kbench
+    /// history --by commit`; with --label).
+    #[arg(long, value_name = "REV", conflicts_with_all = ["label_a", "label_b"])]
+    pub commit: Option<String>,
+    /// For the log of a `kbench lava-job` job: the commit kernel A was built from.
+    #[arg(long, value_name = "REV", requires = "label_a")]
+    pub commit_a: Option<String>,
+    /// For the log of a `kbench lava-job` job: the commit kernel B was built from.
+    #[arg(long, value_name = "REV", requires = "label_b")]
+    pub commit_b: Option<String>,
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+/// The kernel of `commit` as `option` gave it, checked to be a revision.
+fn kernel_of(option: &str, commit: &Option<String>) -> anyhow::Result<KernelSource> {
+    Ok(KernelSource {
+        kernel_commit: match commit {
+            Some(commit) => Some(crate::args::checked_commit(option, commit)?),
+            None => None,
+        },
+    })
 }
 
 pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
@@ -98,6 +118,7 @@ fn import_boots(
     config: Option<&str>,
     text: &str,
 ) -> anyhow::Result<i32> {
+    let kernel = kernel_of("--commit", &args.commit)?;
     if read_lava_job(text).is_some() {
         // Its boots share one nonce: read as one capture they would be one broken boot.
         return usage(format!(
@@ -124,7 +145,7 @@ fn import_boots(
         shared_log: true,
         kernel_config_sha256: config_sha256.as_deref(),
         command_line: &command_line,
-        kernel: &KernelSource::default(),
+        kernel: &kernel,
     };
     let mut failed = 0;
     // Each boot is judged on its own stretch of the capture: a panic in one boot's
@@ -177,6 +198,10 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             args.log.display()
         ));
     };
+    let kernels = [
+        kernel_of("--commit-a", &args.commit_a)?,
+        kernel_of("--commit-b", &args.commit_b)?,
+    ];
     let mut store = args.db.open()?;
     let command_line = session::command_line();
     let mut per_side = [0usize; 2];
@@ -203,7 +228,7 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             shared_log: false,
             kernel_config_sha256: None,
             command_line: &command_line,
-            kernel: &KernelSource::default(),
+            kernel: &kernels[side],
         };
         if !store_boot(&mut store, &target, None, &job.nonce, &boot.console, &host)? {
             failed += 1;
