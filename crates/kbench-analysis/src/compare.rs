@@ -85,13 +85,14 @@ pub fn resolve_machine<'a>(
     if known.clone().into_iter().any(|m| m == asked) {
         return Some(asked.to_string());
     }
-    if let Some((name, _)) = asked.strip_suffix(']').and_then(|a| a.rsplit_once(" [")) {
+    if let Some((name, _)) = kbench_store::split_machine_key(asked) {
         if known.clone().into_iter().any(|m| m == name) {
             return Some(name.to_string());
         }
     }
-    let suffix = format!(" [{asked}]");
-    let mut by_id = known.into_iter().filter(|m| m.ends_with(&suffix));
+    let mut by_id = known
+        .into_iter()
+        .filter(|m| kbench_store::split_machine_key(m).is_some_and(|(_, id)| id == asked));
     match (by_id.next(), by_id.next()) {
         (Some(one), None) => Some(one.clone()),
         _ => None,

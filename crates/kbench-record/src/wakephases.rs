@@ -54,18 +54,14 @@ impl Milestone {
         format!("phase_{}_to_{}", self.as_str(), to.as_str())
     }
 
-    /// The tracepoint a wake that begins at this milestone began with.
-    pub fn tracepoint(self) -> &'static str {
+    /// The tracepoint of a milestone a wake can begin at; `None` for the others,
+    /// which several tracepoints can stand for.
+    pub fn beginning_tracepoint(self) -> Option<&'static str> {
         match self {
-            Milestone::Waking => "sched_waking",
-            Milestone::Wakeup => "sched_wakeup",
-            Milestone::WakeupNew => "sched_wakeup_new",
-            Milestone::IpiSent => "ipi_send_cpu",
-            Milestone::IpiSkipped => "sched_wake_idle_without_ipi",
-            Milestone::IdleExit => "cpu_idle",
-            Milestone::HandlerEntry => "the IPI handler's entry",
-            Milestone::HandlerExit => "the IPI handler's exit",
-            Milestone::SwitchIn => "sched_switch",
+            Milestone::Waking => Some("sched_waking"),
+            Milestone::Wakeup => Some("sched_wakeup"),
+            Milestone::WakeupNew => Some("sched_wakeup_new"),
+            _ => None,
         }
     }
 }

@@ -255,6 +255,14 @@ impl dyn Db + '_ {
     }
 }
 
+/// `?first, ?first+1, ...`: `n` numbered parameters.
+pub(crate) fn numbered(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn first_words(sql: &str) -> String {
     sql.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
 }

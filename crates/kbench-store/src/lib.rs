@@ -19,7 +19,7 @@ pub use kbench_record::{
 };
 pub use kernel_config::config_hash;
 pub use location::Location;
-pub use machine::{machine_id_of, machine_of, machine_with_id};
+pub use machine::{machine_id_of, machine_key, machine_of, machine_with_id, split_machine_key};
 pub use store::{
     default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, LabelKernel,
     MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow, SessionScope,

@@ -28,14 +28,26 @@ pub fn machine_id_of(environment: Option<&SessionEnvironment>) -> Option<String>
 pub fn machine_with_id(environment: Option<&SessionEnvironment>) -> Option<String> {
     let name = machine_of(environment)?;
     Some(match machine_id_of(environment) {
-        Some(id) => format!("{name} [{id}]"),
+        Some(id) => machine_key(&name, &id),
         None => name,
     })
 }
 
+/// A machine of `name` told apart by `id`, as it is shown: `name [id]` ([`MACHINE_SQL`]
+/// writes the same in SQL).
+pub fn machine_key(name: &str, id: &str) -> String {
+    format!("{name} [{id}]")
+}
+
+/// The name and the id of a machine shown as `name [id]` ([`machine_key`]); `None` for
+/// a bare name.
+pub fn split_machine_key(key: &str) -> Option<(&str, &str)> {
+    key.strip_suffix(']')?.rsplit_once(" [")
+}
+
 /// SQL for the machine of session `s` as kbench shows it (the module's rule): its name,
-/// with its id in brackets when another id was seen under that name. One index probe
-/// a session (`sessions_by_machine_id`).
+/// with its id in brackets ([`machine_key`]) when another id was seen under that name.
+/// One index probe a session (`sessions_by_machine_id`).
 pub const MACHINE_SQL: &str = "CASE WHEN s.machine_id IS NOT NULL AND EXISTS (
         SELECT 1 FROM sessions o WHERE o.machine = s.machine
         AND o.machine_id IS NOT NULL AND o.machine_id <> s.machine_id)

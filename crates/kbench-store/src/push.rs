@@ -6,6 +6,7 @@
 use crate::export::whole_sessions;
 use crate::store::{PushedSession, Store, StoreError};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What a push did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -83,12 +84,7 @@ pub fn push(
                 progress(&done, sessions);
                 continue;
             }
-            let pushed = read_extras(from, &row, &mut configs)
-                .map(|(console_log_gzip, kernel_config)| PushedSession {
-                    whole: session,
-                    console_log_gzip,
-                    kernel_config,
-                })
+            let pushed = with_extras(from, &row, session, &mut configs)
                 .map_err(|e| stopped(done, sessions, e))?;
             batch.runs += pushed.whole.runs.len();
             batch.sessions.push(pushed);
@@ -155,25 +151,31 @@ impl Batch {
 /// The kernel configs read so far, by hash: a lab's sessions share a few configs,
 /// and each is decompressed once, not once a session.
 #[derive(Default)]
-struct ConfigCache(HashMap<String, Option<String>>);
+struct ConfigCache(HashMap<String, Option<Arc<str>>>);
 
-/// A session's console log (gzip) and kernel config, which whole_sessions leaves out.
-fn read_extras(
+/// The session `whole` to push, with its console log (gzip) and kernel config, which
+/// whole_sessions leaves out.
+fn with_extras(
     from: &Store,
     row: &crate::SessionRow,
+    whole: crate::SessionWithRuns,
     configs: &mut ConfigCache,
-) -> Result<(Option<Vec<u8>>, Option<String>), StoreError> {
-    let console_log = from.console_log(row.id)?;
+) -> Result<PushedSession, StoreError> {
+    let console_log_gzip = from.console_log(row.id)?;
     let kernel_config = match &row.kernel_config_hash {
         Some(hash) => match configs.0.get(hash) {
             Some(config) => config.clone(),
             None => {
-                let config = from.kernel_config_by_hash(hash)?;
+                let config: Option<Arc<str>> = from.kernel_config_by_hash(hash)?.map(Arc::from);
                 configs.0.insert(hash.clone(), config.clone());
                 config
             }
         },
         None => None,
     };
-    Ok((console_log, kernel_config))
+    Ok(PushedSession {
+        whole,
+        console_log_gzip,
+        kernel_config,
+    })
 }

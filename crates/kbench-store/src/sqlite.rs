@@ -238,11 +238,10 @@ impl Db for SqliteDb {
         columns: &[&str],
         rows: &[Vec<Cell>],
     ) -> Result<(), StoreError> {
-        let parameters: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
         let sql = format!(
             "INSERT INTO {table} ({}) VALUES ({})",
             columns.join(", "),
-            parameters.join(", ")
+            crate::db::numbered(1, columns.len())
         );
         for row in rows {
             self.execute(&sql, row)?;

@@ -5,7 +5,7 @@
 //! Every run is its own transaction, so a crash loses at most the run in flight; a
 //! session written whole (an import, a boot, a push) is one transaction.
 use crate::cells;
-use crate::db::{Cell, Db, Row};
+use crate::db::{numbered, Cell, Db, Row};
 use crate::kernel_config::{self, config_hash};
 use crate::location::Location;
 use crate::machine::MACHINE_SQL;
@@ -678,7 +678,7 @@ impl Store {
             };
             return Ok(scope(condition, vec![machine.into()]));
         }
-        match machine.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
+        match crate::machine::split_machine_key(machine) {
             Some((name, id)) => Ok(scope(
                 " AND s.machine = ?2 AND s.machine_id = ?3",
                 vec![name.into(), id.into()],
@@ -1090,7 +1090,8 @@ impl Store {
 pub struct PushedSession {
     pub whole: SessionWithRuns,
     pub console_log_gzip: Option<Vec<u8>>,
-    pub kernel_config: Option<String>,
+    /// Shared by the sessions of one config: a push batch holds hundreds of sessions.
+    pub kernel_config: Option<std::sync::Arc<str>>,
 }
 
 fn session_row(mut r: Row) -> Result<SessionRow, StoreError> {
@@ -1174,14 +1175,6 @@ fn session_cells(s: &NewSession) -> Vec<Cell> {
         crate::machine::machine_id_of(s.environment.as_ref()),
     ]
     .to_vec()
-}
-
-/// `?first, ?first+1, ...`: `n` numbered parameters.
-fn numbered(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A pushed session's UUID (checked to be there before it is stored).

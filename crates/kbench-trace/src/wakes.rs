@@ -126,9 +126,10 @@ type Seen = Option<(usize, u64)>;
 /// A wake not yet switched in.
 #[derive(Debug, Clone)]
 struct Open {
-    /// The event that began it (`Waking`, or `Wakeup`/`WakeupNew`): index and time.
+    /// The event that began it: `Waking`, or `Wakeup`/`WakeupNew` where no waking did.
     began: Milestone,
-    waking: (usize, u64),
+    /// That event's index and time.
+    began_at: (usize, u64),
     waker_cpu: u32,
     target_cpu: u32,
     woke_on: Option<u32>,
@@ -307,7 +308,7 @@ impl Matcher<'_> {
             pid,
             Open {
                 began,
-                waking: (index, event.ts_ns),
+                began_at: (index, event.ts_ns),
                 waker_cpu: event.cpu,
                 target_cpu,
                 woke_on: None,
@@ -449,7 +450,7 @@ fn classify(
         return Err(Incomplete::Migrated);
     }
     let mut seen: Vec<(usize, Milestone, u64)> = vec![
-        (wake.waking.0, wake.began, wake.waking.1),
+        (wake.began_at.0, wake.began, wake.began_at.1),
         (switch.0, Milestone::SwitchIn, switch.1),
     ];
     let mut add = |milestone: Milestone, at: Seen| {

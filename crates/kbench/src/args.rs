@@ -234,10 +234,7 @@ impl IdentityArgs {
         &self,
         mut session: kbench_store::NewSession,
     ) -> anyhow::Result<kbench_store::NewSession> {
-        let commit = match &self.commit {
-            Some(commit) => Some(checked_commit("--commit (or $KBENCH_COMMIT)", commit)?),
-            None => None,
-        };
+        let commit = checked_commit("--commit (or $KBENCH_COMMIT)", self.commit.as_deref())?;
         let machine_id = self.machine_id()?;
         if let Some(env) = session.environment.as_mut() {
             if commit.is_some() {
@@ -273,9 +270,12 @@ impl IdentityArgs {
     }
 }
 
-/// `commit` as given to `option`, unless it cannot be a git revision (empty, spaces,
-/// control characters, longer than 200).
-pub fn checked_commit(option: &str, commit: &str) -> anyhow::Result<String> {
+/// `commit` as given to `option` (`None` when not given), unless it cannot be a git
+/// revision (empty, spaces, control characters, longer than 200).
+pub fn checked_commit(option: &str, commit: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(commit) = commit else {
+        return Ok(None);
+    };
     let plausible = !commit.is_empty()
         && commit.len() <= 200
         && !commit.chars().any(|c| c.is_whitespace() || c.is_control());
@@ -284,5 +284,5 @@ pub fn checked_commit(option: &str, commit: &str) -> anyhow::Result<String> {
             "{option} {commit:?} is not a git revision: one word, no spaces"
         ));
     }
-    Ok(commit.to_string())
+    Ok(Some(commit.to_string()))
 }

@@ -88,7 +88,12 @@ pub fn phase_table(record: &RunRecord, phases: &WakePhases) -> String {
         let began: Vec<String> = phases
             .began_without_waking
             .iter()
-            .map(|(milestone, n)| format!("{} {n}", milestone.tracepoint()))
+            .map(|(milestone, n)| {
+                let event = milestone
+                    .beginning_tracepoint()
+                    .unwrap_or(milestone.as_str());
+                format!("{event} {n}")
+            })
             .collect();
         out.push_str(&wrapped(
             &format!(
@@ -155,7 +160,8 @@ fn each_wake_table(wakes: &[kbench_record::OneWake]) -> String {
     for (i, wake) in wakes.iter().enumerate() {
         let began = wake
             .began_at()
-            .map_or("?", kbench_record::Milestone::tracepoint);
+            .and_then(kbench_record::Milestone::beginning_tracepoint)
+            .unwrap_or("?");
         let _ = writeln!(
             out,
             "  wake {} of pid {}, path {}, begun at {began}:",

@@ -50,10 +50,7 @@ pub struct ImportConsoleArgs {
 /// The kernel of `commit` as `option` gave it, checked to be a revision.
 fn kernel_of(option: &str, commit: &Option<String>) -> anyhow::Result<KernelSource> {
     Ok(KernelSource {
-        kernel_commit: match commit {
-            Some(commit) => Some(crate::args::checked_commit(option, commit)?),
-            None => None,
-        },
+        kernel_commit: crate::args::checked_commit(option, commit.as_deref())?,
     })
 }
 

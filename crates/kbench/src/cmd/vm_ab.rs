@@ -285,9 +285,7 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
         ("--commit-a", &args.commit_a),
         ("--commit-b", &args.commit_b),
     ]) {
-        if let Some(commit) = commit {
-            side.source.kernel_commit = Some(checked_commit(option, commit)?);
-        }
+        side.source.kernel_commit = checked_commit(option, commit.as_deref())?;
     }
     Ok(sides)
 }
