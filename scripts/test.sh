@@ -10,7 +10,8 @@
 #
 # `scripts/test.sh --slow` runs, after all of that, the slow tier too: the tests
 # marked #[ignore] because they take longer than CI's budget (vm-ab deciding pti=on
-# and an A/A by boots at 20 boots a side, 3 to 15 minutes under TCG).
+# and an A/A by boots at 20 boots a side, 3 to 15 minutes under TCG; run --real's
+# build of Debian's kernel source, 2 to 4 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 slow=""
@@ -30,9 +31,10 @@ esac
 # python3-yaml: PyYAML, LAVA's YAML reader, reads back the jobs `kbench lava-job` writes.
 # file: says what the aarch64 build made. chromium (with a font): renders `kbench
 # report`'s page headless. postgresql (and openssl for its test CA): the shared
-# store's tests run against a private server (scripts/pg-server.sh). The aarch64
-# toolchain's packages come with them, so the package lists are refreshed once.
-packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file chromium fonts-dejavu-core postgresql openssl)
+# store's tests run against a private server (scripts/pg-server.sh). fio and
+# sockperf: blkio and netrr are set beside them. The aarch64 toolchain's packages
+# come with them, so the package lists are refreshed once.
+packages=(linux-perf strace util-linux man-db rt-tests cpio binutils qemu-system-x86 python3-yaml file chromium fonts-dejavu-core postgresql openssl fio sockperf)
 read -ra aarch64_packages <<<"$(scripts/install-aarch64-toolchain.sh --list)"
 
 timings=()
@@ -197,6 +199,8 @@ if [[ ${runner[1]} == nextest ]]; then
     # Everything else, the slow groups that measure nothing beside each other.
     step "tests: the rest, side by side" nextest -E 'not group(timing)' || failed=1
     if [[ -n $slow ]]; then
+        # run --real's kernel build: Debian's kernel source and a compiler.
+        step "packages: the slow tier's" scripts/install-packages.sh linux-source-6.1 build-essential flex bison bc libelf-dev || failed=1
         step "tests: the slow tier, alone" nextest --run-ignored only -j 1 || failed=1
     fi
     print_timings

@@ -430,6 +430,7 @@ pub fn compare_loaded(
     let calibration_used = calibration
         .as_ref()
         .map(|c| calibration_used(c, machine.as_ref(), &rows, &ctx));
+    let carried = crate::carried::carried_over(&rows);
     Ok(CompareReport {
         base: side_summary(base, &a),
         new: side_summary(new, &b),
@@ -454,6 +455,7 @@ pub fn compare_loaded(
         ),
         seed: opts.seed,
         machines,
+        carried,
     })
 }
 

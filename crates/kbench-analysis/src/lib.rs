@@ -7,6 +7,7 @@
 //! [`CompareReport`]: verdicts, diagnostics and notes as data for the renderers.
 pub mod bisect;
 pub mod calibration;
+pub mod carried;
 pub mod compare;
 pub mod group;
 pub mod history;

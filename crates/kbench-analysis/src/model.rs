@@ -31,6 +31,10 @@ pub struct CompareReport {
     /// Which machines' runs were compared, when the labels hold runs of more than one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machines: Option<MachinesCompared>,
+    /// Each real workload both labels ran, with what the micro results' changes
+    /// predict for it from its events per op.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<crate::carried::CarriedChange>,
 }
 
 /// Which machines a comparison of labels spanning several used.

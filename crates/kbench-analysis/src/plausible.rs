@@ -26,10 +26,12 @@ pub enum Event {
     Syscall,
     Migration,
     Wake,
+    /// The softirqs of I/O (`NET_RX`, `NET_TX`, `BLOCK`, `IRQ_POLL`).
+    Softirq,
 }
 
 impl Event {
-    pub const ALL: [Event; 8] = [
+    pub const ALL: [Event; 9] = [
         Event::Irq,
         Event::Ipi,
         Event::IpiCall,
@@ -38,6 +40,7 @@ impl Event {
         Event::Syscall,
         Event::Migration,
         Event::Wake,
+        Event::Softirq,
     ];
 
     /// The name `--saving` takes.
@@ -51,6 +54,7 @@ impl Event {
             Event::Syscall => "syscall",
             Event::Migration => "migration",
             Event::Wake => "wake",
+            Event::Softirq => "softirq",
         }
     }
 
@@ -59,7 +63,7 @@ impl Event {
     }
 
     /// The per-op metrics whose sum is this event's count per op.
-    fn metrics(self) -> &'static [&'static str] {
+    pub(crate) fn metrics(self) -> &'static [&'static str] {
         match self {
             Event::Irq => &["irqs_per_op", "timer_irqs_per_op"],
             Event::Ipi => &["call_ipis_per_op", "resched_ipis_per_op"],
@@ -69,12 +73,13 @@ impl Event {
             Event::Syscall => &["syscalls_per_op"],
             Event::Migration => &["migrations_per_op"],
             Event::Wake => &["wakes_per_op"],
+            Event::Softirq => &["softirqs_per_op"],
         }
     }
 
     /// The count per op a workload has by definition, whatever its runs recorded: a
     /// wakeup run's op is one wake.
-    fn per_op_by_definition(self, workload: &str) -> Option<f64> {
+    pub(crate) fn per_op_by_definition(self, workload: &str) -> Option<f64> {
         (self == Event::Wake && WorkloadId::of(workload) == Some(WorkloadId::Wakeup)).then_some(1.0)
     }
 }
@@ -298,17 +303,22 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
 /// usecs/op, a latency in ns); a total time is not.
 fn time_per_op(runs: &[&RunRow]) -> Option<(String, f64)> {
     let primary = runs[0].run.values.iter().find(|v| v.primary)?;
-    let scale = match primary.unit.as_str() {
-        "us/op" => 1e3,
-        "ns" | "ns/op" => 1.0,
-        _ => return None,
-    };
+    let scale = ns_per_unit(&primary.unit)?;
     let values = runs
         .iter()
         .filter_map(|r| r.run.values.iter().find(|v| v.metric == primary.metric))
         .map(|v| v.value * scale)
         .collect();
     Some((primary.metric.clone(), median(values)?))
+}
+
+/// Nanoseconds per unit of a metric that is a time per op; `None` for the others.
+pub(crate) fn ns_per_unit(unit: &str) -> Option<f64> {
+    match unit {
+        "us/op" => Some(1e3),
+        "ns" | "ns/op" => Some(1.0),
+        _ => None,
+    }
 }
 
 /// The median over runs of the sum of the event's per-op metrics; `None` when no run

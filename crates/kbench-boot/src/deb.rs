@@ -4,6 +4,7 @@
 //! the kernel is `/boot/vmlinuz-RELEASE` in the data tarball, its configuration
 //! `/boot/config-RELEASE`.
 
+use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 use std::path::Path;
 
@@ -27,6 +28,9 @@ pub struct KernelImage {
     pub release: String,
     pub kernel: Vec<u8>,
     pub config: Option<String>,
+    /// The modules the guest loads before its suite, in load order
+    /// ([`crate::modules`]); none for a bare image.
+    pub modules: Vec<crate::modules::Module>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -147,6 +151,7 @@ fn bare_image(release: String, kernel: Vec<u8>) -> KernelImage {
         release,
         kernel,
         config: None,
+        modules: Vec::new(),
     }
 }
 
@@ -198,6 +203,7 @@ fn kernel_from_tarball(tarball: &[u8]) -> Result<KernelImage, DebError> {
     let corrupt = |e: std::io::Error| DebError::Corrupt(format!("data tarball: {e}"));
     let mut kernel = None;
     let mut config = None;
+    let mut modules = BTreeMap::new();
     let mut archive = tar::Archive::new(tarball);
     for entry in archive.entries().map_err(corrupt)? {
         let mut entry = entry.map_err(corrupt)?;
@@ -217,6 +223,10 @@ fn kernel_from_tarball(tarball: &[u8]) -> Result<KernelImage, DebError> {
         } else if path.starts_with(CONFIG_PREFIX) {
             let bytes = read_entry(&mut entry).map_err(corrupt)?;
             config = Some(String::from_utf8_lossy(&bytes).into_owned());
+        } else if let Some(name) = crate::modules::kept_module_name(path) {
+            let bytes = read_entry(&mut entry).map_err(corrupt)?;
+            let bytes = crate::modules::uncompressed(path, bytes).map_err(DebError::Corrupt)?;
+            modules.insert(name, bytes);
         }
     }
     let (release, kernel) = kernel.ok_or(DebError::NoKernel)?;
@@ -224,6 +234,7 @@ fn kernel_from_tarball(tarball: &[u8]) -> Result<KernelImage, DebError> {
         release,
         kernel,
         config,
+        modules: crate::modules::load_order(&modules, crate::modules::GUEST_MODULES),
     })
 }
 

@@ -19,6 +19,10 @@ pub enum InitError {
     /// This executable could not be found to be put in the image.
     #[error(transparent)]
     CurrentExe(std::io::Error),
+    /// A kernel's modules could not be put in the image (a release naming a path
+    /// outside it).
+    #[error("the guest's modules: {0}")]
+    Initramfs(crate::InitramfsError),
 }
 
 impl InitError {
@@ -46,12 +50,31 @@ pub fn init_binary(path: Option<&Path>) -> Result<(PathBuf, Vec<u8>), InitError>
     Ok((path, bytes))
 }
 
-/// A gzipped initramfs with `init` (else this kbench) as /init; a dynamically linked
-/// one could not start there.
-pub fn static_init_image(init: Option<&Path>) -> Result<Vec<u8>, InitError> {
+/// A gzipped initramfs with `init` (else this kbench) as /init, and each kernel's
+/// guest modules under its release ([`crate::modules`]); a dynamically linked init
+/// could not start there.
+pub fn static_init_image(
+    init: Option<&Path>,
+    kernels: &[&crate::KernelImage],
+) -> Result<Vec<u8>, InitError> {
     let (path, exe) = init_binary(init)?;
     if needs_interpreter(&exe) != Some(false) {
         return Err(InitError::NotStatic(path));
     }
-    Ok(Initramfs::with_init(exe).to_gzip())
+    let mut image = Initramfs::with_init(exe);
+    let mut releases: Vec<&str> = Vec::new();
+    for kernel in kernels {
+        // Two sides of one kernel share its modules; a bare image has none.
+        if kernel.release.is_empty() || releases.contains(&kernel.release.as_str()) {
+            continue;
+        }
+        releases.push(&kernel.release);
+        for (index, module) in kernel.modules.iter().enumerate() {
+            let dest = crate::modules::initramfs_path(&kernel.release, index, module);
+            image
+                .add_file(&dest, module.bytes.clone(), 0o644)
+                .map_err(InitError::Initramfs)?;
+        }
+    }
+    Ok(image.to_gzip())
 }

@@ -22,6 +22,9 @@ pub struct QemuSetup {
     /// Words for the kernel command line after kbench's session nonce: what to run,
     /// then the user's.
     pub kernel_words: Vec<String>,
+    /// A raw disk image attached as the guest's first virtio-blk disk (`/dev/vda`),
+    /// on which `blkio` completes on a device interrupt.
+    pub disk: Option<PathBuf>,
 }
 
 /// Where one boot's output goes.
@@ -155,6 +158,12 @@ pub fn qemu_command(
         .arg(format!(
             "virtserialport,bus=kbench-serial.0,chardev=kbench-results,name={RESULTS_PORT}"
         ));
+    if let Some(disk) = &setup.disk {
+        // qemu's option syntax doubles a comma inside a value.
+        let path = disk.display().to_string().replace(',', ",,");
+        cmd.arg("-drive")
+            .arg(format!("file={path},if=virtio,format=raw"));
+    }
     if let Some(qmp) = &files.qmp {
         cmd.arg("-qmp")
             .arg(format!("unix:{},server=on,wait=off", qmp.display()));
@@ -423,6 +432,7 @@ mod tests {
             mem_mib: 512,
             qemu_args: Vec::new(),
             kernel_words: vec!["kbench.runs=3".into(), "pti=off".into()],
+            disk: None,
         };
         let own = vec!["pti=on".to_string()];
         let kernel = BootKernel {

@@ -143,3 +143,25 @@ impl IpiAccounting {
             .try_fold(IrqRates::default(), |sum, c| Some(sum.plus(c.irqs_per_op?)))
     }
 }
+
+/// Where an interrupt a run raised came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InterruptSourceKind {
+    /// A device's interrupt line, by the action `/proc/interrupts` names
+    /// (`virtio1-req.0`, `nvme0q3`, `ahci[0000:00:1f.2]`).
+    DeviceIrq,
+    /// A softirq vector of `/proc/softirqs` (`NET_RX`, `BLOCK`).
+    Softirq,
+}
+
+/// One source of the interrupts over a run's timed region, counted on every CPU
+/// (a device's completion lands where its vector is routed, not where the task ran),
+/// with its rate per operation. Only the sources that moved are recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterruptSource {
+    pub kind: InterruptSourceKind,
+    pub name: String,
+    pub count: u64,
+    pub per_op: f64,
+}

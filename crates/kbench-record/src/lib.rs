@@ -36,7 +36,10 @@ pub use environment::{
 };
 pub use events::{CounterOutcome, CounterReading, EventAccounting, EventsPerOp, PerfCounter};
 pub use imported::{Imported, ImportedRun, ImportedSummary};
-pub use ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts, IrqRates};
+pub use ipi::{
+    InterruptSource, InterruptSourceKind, IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts,
+    IrqRates,
+};
 pub use json::RawJson;
 pub use latency::{LatencySeries, Log2Bin, Percentiles, QUANTILES};
 pub use metric::{Direction, MetricValue, Role};

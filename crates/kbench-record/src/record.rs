@@ -82,6 +82,11 @@ pub struct RunRecord {
     /// distributions are in `series`, named here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_phases: Option<crate::wakephases::WakePhases>,
+    /// The device interrupt lines and softirq vectors that moved over the timed region,
+    /// per operation (blkio, netrr): which device and which part of the kernel a real
+    /// workload's operations went through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interrupt_sources: Vec<crate::ipi::InterruptSource>,
 }
 
 /// The difference of `getrusage` before and after a run, for the coordinator

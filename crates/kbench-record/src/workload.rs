@@ -17,6 +17,10 @@ pub enum WorkloadId {
     Wakeup,
     /// kbench's IPI round trip.
     Ipi,
+    /// kbench's O_DIRECT IO on a file or device: a real workload.
+    Blkio,
+    /// kbench's TCP request/response: a real workload.
+    Netrr,
     /// A command timed as a whole (`exec`, hyperfine's runs).
     Command,
     /// perf bench's simple format, which does not say which benchmark printed it.
@@ -24,12 +28,14 @@ pub enum WorkloadId {
 }
 
 impl WorkloadId {
-    pub const ALL: [WorkloadId; 7] = [
+    pub const ALL: [WorkloadId; 9] = [
         WorkloadId::Messaging,
         WorkloadId::Pipe,
         WorkloadId::SeccompNotify,
         WorkloadId::Wakeup,
         WorkloadId::Ipi,
+        WorkloadId::Blkio,
+        WorkloadId::Netrr,
         WorkloadId::Command,
         WorkloadId::Unknown,
     ];
@@ -42,6 +48,8 @@ impl WorkloadId {
             WorkloadId::SeccompNotify => "sched/seccomp-notify",
             WorkloadId::Wakeup => "sched/wakeup",
             WorkloadId::Ipi => "ipi/ipi",
+            WorkloadId::Blkio => "blkio/blkio",
+            WorkloadId::Netrr => "netrr/netrr",
             WorkloadId::Command => "command",
             WorkloadId::Unknown => "unknown",
         }
@@ -52,6 +60,13 @@ impl WorkloadId {
         WorkloadId::ALL.into_iter().find(|w| w.key() == key)
     }
 
+    /// Whether it is real work (device IO, network transactions, a build) rather
+    /// than a micro-benchmark of one kernel path: `compare` carries the micro
+    /// results' changes over to these.
+    pub fn is_real(self) -> bool {
+        matches!(self, WorkloadId::Blkio | WorkloadId::Netrr)
+    }
+
     /// The metric that was primary before runs declared one.
     pub fn legacy_primary_metric(self) -> &'static str {
         match self {
@@ -59,6 +74,8 @@ impl WorkloadId {
             WorkloadId::Messaging | WorkloadId::Unknown => "total_sec",
             WorkloadId::Wakeup => "wake_latency_p50_ns",
             WorkloadId::Ipi => "ipi_round_trip_p50_ns",
+            WorkloadId::Blkio => "io_latency_p50_ns",
+            WorkloadId::Netrr => "rr_latency_p50_ns",
             WorkloadId::Command => "wall_sec",
         }
     }

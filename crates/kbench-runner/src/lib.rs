@@ -16,6 +16,7 @@ pub mod child;
 pub mod executor;
 pub mod figures;
 pub mod hooks;
+pub mod kernel_build;
 pub mod progress;
 pub mod scheduler;
 pub mod sequential;

@@ -35,6 +35,7 @@ pub mod machine_id;
 pub mod midr;
 pub mod sched;
 pub mod snapshot;
+pub mod softirqs;
 mod sysroot;
 pub mod topology;
 pub mod tracefs;
@@ -47,6 +48,7 @@ pub use error::SysError;
 pub use interrupts::{Interrupts, InterruptsDelta, IpiKind, IrqKind};
 pub use sched::{nr_migrations, SchedStats};
 pub use snapshot::EnvSnapshot;
+pub use softirqs::Softirqs;
 pub use sysroot::Sysroot;
 pub use topology::{Arch, Cpu, Topology};
 

@@ -108,6 +108,17 @@ pub fn placement_cpus(
     }
 }
 
+/// Every online CPU with `role`: the CPUs whose interrupts a run of real IO counts,
+/// since a device's completion lands where its vector is routed, not where the task
+/// ran.
+pub fn online_cpus_with_role(role: &str) -> Vec<(u32, String)> {
+    let online = Sysroot::from_env()
+        .read_cpulist("/sys/devices/system/cpu/online")
+        .or_else(|| allowed_cpus().ok())
+        .unwrap_or_default();
+    online.into_iter().map(|c| (c, role.to_string())).collect()
+}
+
 /// The affinity mask of `cpus`.
 pub fn cpu_set(cpus: &[u32]) -> CpuSet {
     let mut set = CpuSet::new();

@@ -12,8 +12,8 @@
 //! The counts are system-wide per CPU: anything else running on those CPUs adds to them,
 //! so rates slightly above the expected value are normal on a shared machine.
 pub use kbench_record::ipi::{IpiAccounting, IpiCounts, IpiCpu, IpiRates, IrqCounts};
-use kbench_record::TaskCpus;
-use kbench_sys::{Interrupts, IpiKind, IrqKind, Sysroot};
+use kbench_record::{InterruptSource, InterruptSourceKind, TaskCpus};
+use kbench_sys::{Interrupts, IpiKind, IrqKind, Softirqs, Sysroot};
 
 /// One reading of `/proc/interrupts`; `None` inside when it cannot be read (then the
 /// run simply has no IPI accounting).
@@ -142,6 +142,83 @@ impl ClosedIpiWindow {
         };
         self.before.account(&self.after, region, &roles)
     }
+
+    /// The device interrupt lines that moved over the window, counted on every CPU,
+    /// per `ops` operations, busiest first.
+    pub fn device_sources(&self, ops: u64) -> Vec<InterruptSource> {
+        let (Some(before), Some(after)) = (&self.before.0, &self.after.0) else {
+            return Vec::new();
+        };
+        let delta = before.delta(after);
+        let moved = delta
+            .rows
+            .iter()
+            .filter(|row| row.irq_kind() == Some(IrqKind::Device))
+            .map(|row| (device_name(&row.name, &row.description), row.total()));
+        sources(InterruptSourceKind::DeviceIrq, moved, ops)
+    }
+}
+
+/// A device row's name as people know it: its action (`virtio1-req.0`, `nvme0q3`), the
+/// last word of the description, with the IRQ number when there is none.
+fn device_name(irq: &str, description: &str) -> String {
+    match description.split_whitespace().last() {
+        Some(action) => action.to_string(),
+        None => format!("IRQ {irq}"),
+    }
+}
+
+/// The sources among `counts` that moved, per `ops` operations, busiest first.
+fn sources(
+    kind: InterruptSourceKind,
+    counts: impl Iterator<Item = (String, u64)>,
+    ops: u64,
+) -> Vec<InterruptSource> {
+    let mut moved: Vec<InterruptSource> = counts
+        .filter(|(_, count)| *count > 0)
+        .map(|(name, count)| InterruptSource {
+            kind,
+            name,
+            count,
+            per_op: if ops == 0 {
+                0.0
+            } else {
+                count as f64 / ops as f64
+            },
+        })
+        .collect();
+    moved.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+    moved
+}
+
+/// `/proc/softirqs` read before and after a timed region (blkio, netrr): which
+/// softirq vectors the operations raised, on every CPU.
+pub struct SoftirqWindow {
+    root: Sysroot,
+    before: Option<Softirqs>,
+}
+
+impl SoftirqWindow {
+    /// Reads the "before" counts; do it just before the clock starts.
+    pub fn open() -> SoftirqWindow {
+        let root = Sysroot::from_env();
+        SoftirqWindow {
+            before: Softirqs::read(&root),
+            root,
+        }
+    }
+
+    /// Reads the "after" counts: the vectors that moved, per `ops` operations.
+    pub fn close(self, ops: u64) -> Vec<InterruptSource> {
+        let (Some(before), Some(after)) = (self.before, Softirqs::read(&self.root)) else {
+            return Vec::new();
+        };
+        sources(
+            InterruptSourceKind::Softirq,
+            before.delta(&after).into_iter(),
+            ops,
+        )
+    }
 }
 
 /// Names a timed region for [`IpiSnapshot::account`].
@@ -194,6 +271,34 @@ mod tests {
         assert!((wakee.per_op.function_call - 0.99).abs() < 1e-12);
         assert!((wakee.per_op.total - 1.005).abs() < 1e-12);
         assert_eq!(acc.cpu(0).unwrap().counts.total(), 1);
+    }
+
+    #[test]
+    fn the_device_lines_that_moved_are_named_by_their_action_busiest_first() {
+        let disk = |n: u64| {
+            format!("  37:          0 {n:>10} PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n")
+        };
+        let window = ClosedIpiWindow {
+            before: IpiSnapshot(Some(Interrupts::parse(&format!("{BEFORE}{}", disk(100))))),
+            after: IpiSnapshot(Some(Interrupts::parse(&format!("{AFTER}{}", disk(2100))))),
+        };
+        let sources = window.device_sources(2000);
+        let named: Vec<(&str, u64, f64)> = sources
+            .iter()
+            .map(|s| (s.name.as_str(), s.count, s.per_op))
+            .collect();
+        assert_eq!(
+            named,
+            [("virtio1-req.0", 2000, 1.0), ("ACPI:Ged", 17, 0.0085)]
+        );
+        assert!(sources
+            .iter()
+            .all(|s| s.kind == InterruptSourceKind::DeviceIrq));
+        let unread = ClosedIpiWindow {
+            before: IpiSnapshot(None),
+            after: IpiSnapshot(Some(Interrupts::parse(AFTER))),
+        };
+        assert!(unread.device_sources(10).is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! options and kbench's [`Instruments`], runs once, and returns a [`RunRecord`].
 // eprint! panics when stderr's reader has gone, in a forked worker too: errln! instead.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+pub mod blkio;
 pub mod cgroup;
 pub mod clock;
 pub mod counters;
@@ -15,6 +16,7 @@ pub mod latency;
 pub mod measure;
 pub mod messaging;
 pub mod metrics;
+pub mod netrr;
 pub mod perfopt;
 pub mod pipe;
 pub mod placement;
@@ -137,6 +139,8 @@ pub static REGISTRY: &[&Workload] = &[
     &seccomp_notify::WORKLOAD,
     &wakeup::WORKLOAD,
     &ipi::WORKLOAD,
+    &blkio::WORKLOAD,
+    &netrr::WORKLOAD,
 ];
 
 /// The workload `collection/name`, if kbench has it.

@@ -3,7 +3,7 @@
 //! record, so what is compared, in which unit and which way, is decided here and not
 //! guessed later from names.
 use crate::record::{Direction, MetricValue, RunRecord};
-use kbench_record::PerfCounter;
+use kbench_record::{InterruptSourceKind, PerfCounter};
 
 const LOWER: Direction = Direction::LowerIsBetter;
 
@@ -164,6 +164,69 @@ pub fn latency(rec: &RunRecord) -> Vec<MetricValue> {
                 LOWER,
             ));
         }
+    }
+    metrics
+}
+
+/// The softirq vectors of I/O: what a block completion or a packet raises. The
+/// timer, scheduler and RCU vectors move with time, not with operations.
+const IO_SOFTIRQS: [&str; 4] = ["NET_RX", "NET_TX", "BLOCK", "IRQ_POLL"];
+
+/// For the real workloads (blkio, netrr): the first series' p50 primary and its p99,
+/// the rate of operations (`rate_name`, higher is better), the context switches per
+/// op, the events per op of [`events`], and the I/O softirqs per op.
+pub fn io_latency(rec: &RunRecord, rate_name: &str, rate_unit: &str) -> Vec<MetricValue> {
+    let mut metrics = Vec::new();
+    if let Some(series) = rec.series.first() {
+        let p = &series.percentiles;
+        if let Some(p50) = p.p50 {
+            let name = format!("{}_p50_ns", series.name);
+            metrics.push(MetricValue::primary(name, p50 as f64, "ns", LOWER));
+        }
+        if let Some(p99) = p.p99 {
+            let name = format!("{}_p99_ns", series.name);
+            metrics.push(MetricValue::secondary(name, p99 as f64, "ns", LOWER));
+        }
+    }
+    if let Some(rate) = rec.ops_per_sec {
+        metrics.push(MetricValue::secondary(
+            rate_name,
+            rate,
+            rate_unit,
+            Direction::HigherIsBetter,
+        ));
+    }
+    if let Some(ops) = rec.ops.filter(|&ops| ops > 0) {
+        let csw = rec.rusage.total_csw() as f64 / ops as f64;
+        metrics.push(MetricValue::secondary("csw_per_op", csw, "csw/op", LOWER));
+        // A task that blocks (a voluntary switch) runs again only after a wake.
+        let usage = &rec.rusage;
+        let blocked = usage.self_voluntary_csw + usage.children_voluntary_csw;
+        let wakes = blocked as f64 / ops as f64;
+        metrics.push(MetricValue::secondary(
+            "wakes_per_op",
+            wakes,
+            "wakes/op",
+            LOWER,
+        ));
+    }
+    metrics.extend(events(rec));
+    let softirqs: Vec<f64> = rec
+        .interrupt_sources
+        .iter()
+        .filter(|s| {
+            s.kind == InterruptSourceKind::Softirq && IO_SOFTIRQS.contains(&s.name.as_str())
+        })
+        .map(|s| s.per_op)
+        .collect();
+    // Counted where /proc is read: the interrupts' accounting says it was.
+    if !rec.ipis.is_empty() {
+        metrics.push(MetricValue::secondary(
+            "softirqs_per_op",
+            softirqs.iter().sum(),
+            "softirq/op",
+            LOWER,
+        ));
     }
     metrics
 }

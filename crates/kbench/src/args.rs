@@ -1,6 +1,7 @@
 //! Argument groups more than one command takes, and what they resolve to: the
 //! commands flatten these rather than repeat them.
 use crate::error::usage;
+use kbench_runner::kernel_build::KernelBuild;
 use kbench_runner::{FigureOptions, Hooks, Plan, StopPolicy, WorkloadSpec};
 use std::time::Duration;
 
@@ -28,6 +29,18 @@ pub const QUICK_SUITE: &[&str] = &[
     "wakeup:--wakes 300 --gap-us 1000",
     "ipi:--iterations 5000",
 ];
+/// `--real`: work that takes device interrupts and crosses the network stack, next
+/// to which a micro-benchmark's change can be weighed (docs/real-workloads.md).
+/// blkio reads its file in /var/tmp (on a disk: O_DIRECT); netrr runs its two
+/// processes on two CPUs, the path of a wakeup across CPUs.
+pub const REAL_SUITE: &[&str] = &[
+    "blkio:--ios 20000",
+    "netrr:--transactions 20000 --placement cross-cpu",
+];
+pub const QUICK_REAL_SUITE: &[&str] = &[
+    "blkio:--ios 5000",
+    "netrr:--transactions 5000 --placement cross-cpu",
+];
 const DEFAULT_RUNS: u32 = 100;
 const QUICK_RUNS: u32 = 25;
 
@@ -46,6 +59,20 @@ pub struct SuiteArgs {
     /// Smaller workloads and fewer runs: about a minute on two cores.
     #[arg(long)]
     pub quick: bool,
+    /// Real work instead of the micro suite: blkio (O_DIRECT reads of a file in
+    /// /var/tmp, a device interrupt each) and netrr (TCP transactions over loopback).
+    /// A label that holds both suites' sessions gets, in `compare`, what each micro
+    /// change predicts for each real workload.
+    #[arg(long, conflicts_with = "workloads")]
+    pub real: bool,
+    /// With --real: the kernel source tarball built after the suite [default: Debian's
+    /// /usr/src/linux-source-6.1.tar.xz, when installed].
+    #[arg(long, value_name = "TARBALL", requires = "real")]
+    pub kernel_source: Option<std::path::PathBuf>,
+    /// With --real: measured kernel builds, minutes each [default: 3, 1 with --quick;
+    /// 0 for none].
+    #[arg(long, value_name = "N", requires = "real")]
+    pub builds: Option<u32>,
     /// Pin every run: a cpulist (`0-3,6`) or a class (`class:big`, `class:Cortex-A72`).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
@@ -61,7 +88,12 @@ impl SuiteArgs {
     /// The plan of one session: the runs asked for, or until `precision` is met.
     pub fn plan(&self, counters: bool, precision: Option<Precision>) -> anyhow::Result<Plan> {
         let texts: Vec<String> = if self.workloads.is_empty() {
-            let suite = if self.quick { QUICK_SUITE } else { SUITE };
+            let suite = match (self.real, self.quick) {
+                (true, true) => QUICK_REAL_SUITE,
+                (true, false) => REAL_SUITE,
+                (false, true) => QUICK_SUITE,
+                (false, false) => SUITE,
+            };
             suite.iter().map(|s| s.to_string()).collect()
         } else {
             self.workloads.clone()
@@ -93,6 +125,26 @@ impl SuiteArgs {
                 .unwrap_or_else(|| crate::session::unix_now_ns() ^ u64::from(std::process::id())),
             run_timeout: run_timeout(self.run_timeout)?,
         })
+    }
+
+    /// The kernel build of `--real` (docs/real-workloads.md), when the source is here;
+    /// `Err` for a tarball the user named that is not.
+    pub fn kernel_build(&self) -> anyhow::Result<Option<KernelBuild>> {
+        let builds = self.builds.unwrap_or(if self.quick { 1 } else { 3 });
+        if !self.real || builds == 0 {
+            return Ok(None);
+        }
+        let cache = kbench_runner::kernel_build::cache_dir();
+        let default = std::path::Path::new(kbench_runner::kernel_build::DEBIAN_SOURCE);
+        let tarball = self.kernel_source.as_deref().unwrap_or(default);
+        let build = KernelBuild::of(tarball, &cache, builds, 0);
+        if build.is_none() && self.kernel_source.is_some() {
+            return usage(format!(
+                "--kernel-source {}: no such file",
+                tarball.display()
+            ));
+        }
+        Ok(build)
     }
 
     fn fixed_runs(&self) -> anyhow::Result<u32> {

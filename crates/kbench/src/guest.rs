@@ -18,18 +18,28 @@ use std::time::Duration;
 /// The defaults of a boot: small enough for a TCG guest.
 const DEFAULT_RUNS: u32 = 5;
 const DEFAULT_SUITE: &str = "pipe:-l 2000 --placement same-cpu";
+/// `--real` in a guest: sized for boots under TCG, where an IO takes ten times longer.
+const REAL_SUITE: &[&str] = &[
+    "blkio:--path /dev/vda --ios 2000 --warmup 100",
+    "netrr:--transactions 2000 --warmup 100 --placement cross-cpu",
+];
 const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What each boot runs, as `vm-ab` and `lava-job` ask for it: written onto the kernel
 /// command line by [`SuiteArgs::kernel_words`], read back by the guest.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SuiteArgs {
-    /// Workload specs run in each boot [default: pipe on one CPU].
+    /// Workload specs run in each boot [default: `pipe:-l 2000 --placement same-cpu`].
     #[arg(long, value_name = "SPEC")]
     pub suite: Vec<String>,
     /// The quick suite of `kbench run` in each boot.
     #[arg(long, conflicts_with = "suite")]
     pub quick: bool,
+    /// Real work in each boot: blkio's O_DIRECT reads on vm-ab's scratch disk
+    /// (`/dev/vda`, a virtio-blk device) and netrr's TCP transactions over loopback.
+    /// On a board, give `--suite 'blkio:--path DEVICE'` instead.
+    #[arg(long, conflicts_with_all = ["suite", "quick"])]
+    pub real: bool,
     /// Measured runs per workload and boot.
     #[arg(long, default_value_t = DEFAULT_RUNS)]
     pub runs: u32,
@@ -44,10 +54,12 @@ impl SuiteArgs {
             return crate::error::usage("--runs must be at least 1");
         }
         let mut words = vec![format!("kbench.runs={}", self.runs)];
+        let real: Vec<String> = REAL_SUITE.iter().map(|s| s.to_string()).collect();
+        let suite = if self.real { &real } else { &self.suite };
         if self.quick {
             words.push("kbench.quick".into());
-        } else if !self.suite.is_empty() {
-            for spec in &self.suite {
+        } else if !suite.is_empty() {
+            for spec in suite {
                 if spec.contains(['"', ';', '\'']) {
                     return crate::error::usage(format!(
                         "--suite {spec}: a spec on a kernel command line cannot hold \" ; or '"
@@ -56,7 +68,7 @@ impl SuiteArgs {
                 WorkloadSpec::parse(spec)
                     .or_else(|e| crate::error::usage(format!("--suite: {e}")))?;
             }
-            words.push(format!("kbench.suite=\"{}\"", self.suite.join(";")));
+            words.push(format!("kbench.suite=\"{}\"", suite.join(";")));
         }
         Ok(words)
     }
@@ -176,6 +188,13 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     quiet_standard_streams();
     // A board's LAVA job waits for this on the console before it watches for records.
     reporter.write_lines(&[kbench_console::READY_LINE.to_string()]);
+    let release = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    let mut problems = load_modules(&release);
+    problems.extend(bring_up_loopback().err());
+    reporter.write_lines(&problems);
     reporter.prefer_virtio_port();
     let cmdline = std::fs::read_to_string("/proc/cmdline")?;
     let request = parse_cmdline(&cmdline).map_err(anyhow::Error::msg)?;
@@ -186,12 +205,7 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
     session.command_line = cmdline.trim().to_string();
     let begin = Begin {
         version: Some(kbench_console::VERSION),
-        kernel_release: Some(
-            rustix::system::uname()
-                .release()
-                .to_string_lossy()
-                .into_owned(),
-        ),
+        kernel_release: Some(release),
         proc_version: Some(
             std::fs::read_to_string("/proc/version")
                 .unwrap_or_default()
@@ -230,6 +244,78 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
         }),
     };
     reporter.send(Outgoing::End(Some(&end)));
+    Ok(())
+}
+
+/// How long a disk may take to appear once its driver is loaded: drivers probe
+/// their devices asynchronously.
+const DISK_PROBE_WAIT: Duration = Duration::from_secs(5);
+/// vm-ab's scratch disk, the first virtio-blk disk.
+const SCRATCH_DISK: &str = "/dev/vda";
+
+/// Loads the modules the initramfs holds for this kernel (vm-ab's scratch disk's
+/// driver and its transport), in their numbered order, then waits for the disk. A
+/// module that is built in (EEXIST) is fine; one that fails is said on the console,
+/// one line each, and the suite runs without it (a blkio run then fails and says why).
+fn load_modules(release: &str) -> Vec<String> {
+    let dir = std::path::Path::new("/")
+        .join(kbench_boot::modules::INITRAMFS_DIR)
+        .join(release);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    let mut problems = Vec::new();
+    for file in &files {
+        let loaded = std::fs::File::open(file)
+            .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO))
+            .and_then(|f| rustix::system::finit_module(&f, c"", 0));
+        match loaded {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => problems.push(format!("kbench: loading {}: {e}", file.display())),
+        }
+    }
+    let started = std::time::Instant::now();
+    while !files.is_empty()
+        && !std::path::Path::new(SCRATCH_DISK).exists()
+        && started.elapsed() < DISK_PROBE_WAIT
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    problems
+}
+
+/// Sets the loopback interface up, as an init system would: netrr talks over it, and
+/// a kernel leaves it down until told.
+fn bring_up_loopback() -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let socket = rustix::net::socket(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        None,
+    )
+    .map_err(|e| format!("kbench: a socket to set lo up: {e}"))?;
+    // SAFETY: ifreq is plain data; zeroed it names no interface and holds no flags.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    let fd = socket.as_raw_fd();
+    // SAFETY: SIOCGIFFLAGS reads the name from and writes the flags into `request`, a
+    // live ifreq; `fd` is the open socket above.
+    if unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut request) } < 0 {
+        return Err(format!("kbench: lo: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    unsafe { request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    // SAFETY: as above; SIOCSIFFLAGS only reads `request`.
+    if unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &request) } < 0 {
+        return Err(format!(
+            "kbench: setting lo up: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
     Ok(())
 }
 

@@ -87,6 +87,7 @@ impl MachineArgs {
             mem_mib: self.mem,
             qemu_args: self.qemu_arg.clone(),
             kernel_words,
+            disk: None,
         })
     }
 
@@ -119,6 +120,20 @@ impl MachineArgs {
             None => Ok(None),
         }
     }
+}
+
+/// The scratch disk's size: enough blocks that random 4 KiB reads rarely repeat.
+const SCRATCH_DISK_BYTES: u64 = 16 << 20;
+
+/// The scratch disk every vm-ab boot gets as `/dev/vda`, in `work`: made (filled with
+/// data, so that reads reach the file) unless `dry_run`.
+pub fn scratch_disk(work: &Path, dry_run: bool) -> anyhow::Result<PathBuf> {
+    let path = work.join("scratch.img");
+    if !dry_run {
+        kbench_workloads::blkio::make_data_file(&path, SCRATCH_DISK_BYTES)
+            .map_err(|e| anyhow::anyhow!("the scratch disk: {e}"))?;
+    }
+    Ok(path)
 }
 
 /// One kernel, ready to boot: its image written where qemu loads it, its label and its
@@ -209,18 +224,21 @@ pub struct Machine {
 impl Machine {
     /// Writes the initramfs into `work` and chooses the accelerator (for `auto`, by
     /// booting `probe`'s kernel under KVM to its early panic), saying which and why.
+    /// The guest loads the modules of `sides`' kernels (vm-ab's scratch disk's driver).
     pub fn start(
         args: &MachineArgs,
         setup: QemuSetup,
         probe: &BootSide,
+        sides: &[&BootSide],
         work: &Path,
         kind: &'static str,
     ) -> anyhow::Result<Machine> {
         let deadlines = args.deadlines()?;
         let pins = args.pins()?;
         let initrd = work.join("initramfs.cpio.gz");
-        let image =
-            kbench_boot::init::static_init_image(args.init.as_deref()).map_err(init_error)?;
+        let kernels: Vec<&KernelImage> = sides.iter().map(|s| &s.image).collect();
+        let image = kbench_boot::init::static_init_image(args.init.as_deref(), &kernels)
+            .map_err(init_error)?;
         std::fs::write(&initrd, image)?;
         let accel = choose_accel(&args.accel, &setup, probe, work)?;
         errln!("kbench: {}", accel.reason);

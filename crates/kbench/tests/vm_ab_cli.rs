@@ -375,6 +375,76 @@ fn import_console_reads_the_same_boot(gzip: &[u8], dir: &Path, release: &str) {
     assert_eq!(String::from_utf8_lossy(&garbage.stderr).lines().count(), 1);
 }
 
+/// The records of `workload`'s measured runs in `db`.
+fn records(db: &Path, workload: &str) -> Vec<serde_json::Value> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT record FROM runs WHERE workload = ?1 AND warmup = 0 AND error IS NULL")
+        .unwrap();
+    stmt.query_map([workload], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|text| serde_json::from_str(&text.unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_real_suite_reads_the_scratch_disk_on_a_device_interrupt_in_both_kernels() {
+    let Some((a, b)) = kernels() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("real.db");
+    let out = kbench_booting_past_emulator_faults(
+        &[
+            "vm-ab",
+            "--kernel-a",
+            a.to_str().unwrap(),
+            "--kernel-b",
+            b.to_str().unwrap(),
+            "--boots",
+            "1",
+            "--real",
+            "--runs",
+            "2",
+        ],
+        &db,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // 6.1's cloud kernel has virtio_pci and virtio_blk as modules, 6.12's virtio_blk:
+    // the guest loaded them from the initramfs, or there would be no /dev/vda.
+    let blkio = records(&db, "blkio/blkio");
+    assert_eq!(blkio.len(), 4, "two runs in each of two boots: {stderr}");
+    let mut engines = std::collections::BTreeSet::new();
+    for rec in &blkio {
+        assert_eq!(rec["params"]["path"], "/dev/vda", "{rec}");
+        let disk = rec["interrupt_sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["kind"] == "device_irq" && s["name"].as_str().unwrap().contains("req"))
+            .unwrap_or_else(|| panic!("no virtio-blk request queue interrupt: {rec}"));
+        let per_io = disk["per_op"].as_f64().unwrap();
+        assert!((0.5..2.0).contains(&per_io), "{per_io} IRQs per IO: {rec}");
+        engines.insert(rec["params"]["engine"].as_str().unwrap().to_string());
+    }
+    assert_eq!(engines.len(), 1, "one engine in both kernels: {engines:?}");
+    let netrr = records(&db, "netrr/netrr");
+    assert_eq!(netrr.len(), 4, "{stderr}");
+    for rec in &netrr {
+        let net_rx = rec["interrupt_sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "NET_RX")
+            .unwrap_or_else(|| panic!("no NET_RX: {rec}"));
+        assert!(net_rx["per_op"].as_f64().unwrap() >= 1.0, "{rec}");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("io_latency_p50_ns") && text.contains("rr_latency_p50_ns"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
     let Some((a, b)) = kernels() else { return };

@@ -4,7 +4,7 @@
 //! line fits in 80 columns.
 use kbench_record::ipi::IpiAccounting;
 use kbench_record::latency::{LatencySeries, Log2Bin};
-use kbench_record::{RunRecord, WakePhases};
+use kbench_record::{InterruptSourceKind, RunRecord, WakePhases};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -26,6 +26,10 @@ pub fn render_latency(record: &RunRecord) -> String {
     for accounting in &record.ipis {
         out.push('\n');
         out.push_str(&ipi_block(accounting));
+    }
+    if !record.interrupt_sources.is_empty() {
+        out.push('\n');
+        out.push_str(&sources_block(record));
     }
     if !record.invalid_samples.is_empty() {
         out.push('\n');
@@ -302,6 +306,29 @@ pub fn ipi_block(accounting: &IpiAccounting) -> String {
             out,
             "   {:>4} {:<12} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
             cpu.cpu, cpu.role, r.reschedule, r.function_call, r.tlb_shootdown, r.other, r.total
+        );
+    }
+    out
+}
+
+/// The rate of operations, then each device interrupt line and softirq vector that
+/// moved, per operation, on every CPU (blkio, netrr).
+pub fn sources_block(record: &RunRecord) -> String {
+    let per = record.events.as_ref().map_or("op", |e| e.per.as_str());
+    let mut out = String::new();
+    if let Some(rate) = record.ops_per_sec {
+        let _ = writeln!(out, " {rate:.0} {per}s per second");
+    }
+    let _ = writeln!(out, " Interrupts per {per}, every CPU:");
+    for source in &record.interrupt_sources {
+        let kind = match source.kind {
+            InterruptSourceKind::DeviceIrq => "device IRQ",
+            InterruptSourceKind::Softirq => "softirq",
+        };
+        let _ = writeln!(
+            out,
+            "   {kind:<10} {:<32} {:>9.3}  ({} in all)",
+            source.name, source.per_op, source.count
         );
     }
     out

@@ -104,6 +104,13 @@ fn compact(reports: &[CompareReport]) -> String {
         }
         out.push('\n');
     }
+    let carried = super::carried_lines_of_all(reports);
+    if !carried.is_empty() {
+        out.push_str("\n**Real workloads, and what the micro results predict for them**\n\n");
+        for line in carried {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
     let notes = table::notes(reports);
     if !notes.is_empty() {
         out.push_str("\n**Notes**\n\n");
@@ -208,6 +215,10 @@ fn full(r: &CompareReport) -> String {
                 .collect(),
         ),
         ("Kernel config", config_items(r)),
+        (
+            "Real workloads, and what the micro results predict for them",
+            super::carried_lines(r),
+        ),
         (
             "Notes",
             super::machines_note_text(r)

@@ -141,6 +141,82 @@ pub fn percent(value: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// One line per real workload of a comparison: its change, and what the micro
+/// result that predicts the most for it predicts, through which event.
+pub fn carried_lines(r: &CompareReport) -> Vec<String> {
+    r.carried.iter().map(carried_line).collect()
+}
+
+/// [`carried_lines`] of every report, each led by its NEW label when there are several.
+pub fn carried_lines_of_all(reports: &[CompareReport]) -> Vec<String> {
+    let several = reports.len() > 1;
+    reports
+        .iter()
+        .flat_map(|r| {
+            let lead = if several {
+                format!("{}: ", r.new.label)
+            } else {
+                String::new()
+            };
+            carried_lines(r)
+                .into_iter()
+                .map(move |line| format!("{lead}{line}"))
+        })
+        .collect()
+}
+
+fn carried_line(c: &kbench_analysis::carried::CarriedChange) -> String {
+    let name = c.workload.rsplit('/').next().unwrap_or(&c.workload);
+    let observed = interval_text(c.observed_pct, c.observed_low_pct, c.observed_high_pct);
+    let lead = format!("{name} {}: {observed}", c.variant);
+    let Some(p) = &c.prediction else {
+        return format!("{lead}; no micro result here shares an event with it");
+    };
+    let micro = p
+        .micro_workload
+        .rsplit('/')
+        .next()
+        .unwrap_or(&p.micro_workload);
+    let (event, events) = event_words(p.event);
+    let predicted = interval_text(
+        Some(p.predicted_pct),
+        p.predicted_low_pct,
+        p.predicted_high_pct,
+    );
+    format!(
+        "{lead}; {micro}'s {:+.2}% ({:+.1} ns per {event}) predicts {predicted} \
+         at {:.2} {events} per op of {} ns",
+        p.micro_shift_pct,
+        p.ns_per_event,
+        p.real_events_per_op,
+        figure(Some(c.time_per_op_ns))
+    )
+}
+
+/// `+0.40% [-1.1, +1.9]`, or the estimate alone without an interval.
+fn interval_text(estimate: Option<f64>, low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(lo), Some(hi)) => format!("{} [{lo:+.2}, {hi:+.2}]", percent(estimate)),
+        _ => percent(estimate),
+    }
+}
+
+/// The event as a line names it, one and several.
+fn event_words(event: kbench_analysis::plausible::Event) -> (&'static str, &'static str) {
+    use kbench_analysis::plausible::Event;
+    match event {
+        Event::Csw => ("context switch", "context switches"),
+        Event::Wake => ("wake", "wakes"),
+        Event::IpiCall => ("call IPI", "call IPIs"),
+        Event::Ipi => ("IPI", "IPIs"),
+        Event::IpiResched => ("resched IPI", "resched IPIs"),
+        Event::Irq => ("IRQ", "IRQs"),
+        Event::Syscall => ("syscall", "syscalls"),
+        Event::Migration => ("migration", "migrations"),
+        Event::Softirq => ("softirq", "softirqs"),
+    }
+}
+
 /// A p-value in at most six characters.
 pub fn p_text(value: Option<f64>) -> String {
     match value {

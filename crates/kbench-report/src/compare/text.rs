@@ -22,6 +22,8 @@ impl CompareFormat for TextFormat {
     }
 }
 
+const CARRIED_TITLE: &str = "Real workloads, and what the micro results predict for them:";
+
 /// The one-screen view.
 fn compact(reports: &[CompareReport]) -> String {
     let Some(first) = reports.first() else {
@@ -60,6 +62,11 @@ fn compact(reports: &[CompareReport]) -> String {
         }
     }
     out.push('\n');
+    section(
+        &mut out,
+        CARRIED_TITLE,
+        &super::carried_lines_of_all(reports),
+    );
     section(&mut out, "Notes:", &table::notes(reports));
     section(&mut out, "Reproduce:", &table::reproduce(reports));
     out
@@ -308,6 +315,7 @@ fn full(r: &CompareReport) -> String {
         .collect();
     section(&mut out, "Environment differences:", &env);
     section(&mut out, "Kernel config:", &super::config_lines(r));
+    section(&mut out, CARRIED_TITLE, &super::carried_lines(r));
     let notes: Vec<String> = r.notes.iter().map(|n| note_text(n, r)).collect();
     section(&mut out, "Notes:", &notes);
     section(&mut out, "Reproduce:", &r.reproduce);

@@ -698,10 +698,12 @@ impl Bisection {
         }
         let side = &self.sides[label];
         if self.machine.is_none() {
+            // A bisection's suite needs no scratch disk, so its guests load no modules.
             self.machine = Some(Machine::start(
                 &self.args.machine,
                 self.setup.clone(),
                 side,
+                &[],
                 self.work.path(),
                 "bisect",
             )?);

@@ -36,6 +36,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         max_time_s: args.max_time,
     });
     let plan = args.suite.plan(args.counters, precision)?;
+    let kernel_build = args.suite.kernel_build()?;
+    if args.suite.real && kernel_build.is_none() && args.suite.builds != Some(0) {
+        errln!(
+            "kbench: --real: no {} here, so no kernel build (apt-get install linux-source-6.1 build-essential flex bison bc libelf-dev)",
+            kbench_runner::kernel_build::DEBIAN_SOURCE
+        );
+    }
     let mut store = args.db.open()?;
     let new = args
         .identity
@@ -43,7 +50,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let session_id = session::begin_session(&mut store, &new)?;
     let started = Instant::now();
     let mut sink = session::StoreSink::one(&mut store, session_id);
-    let outcomes = kbench_runner::run_suite(&plan, &mut sink).map_err(runner_error)?;
+    let mut outcomes = kbench_runner::run_suite(&plan, &mut sink).map_err(runner_error)?;
+    if let Some(build) = &kernel_build {
+        errln!(
+            "kbench: building {} {} times (tinyconfig, make -j$(nproc) vmlinux)",
+            build.tarball.display(),
+            build.runs
+        );
+        let arm = build.run(&mut sink).map_err(runner_error)?;
+        outcomes.push(build.outcome(&arm));
+    }
     store
         .end_session(session_id, session::unix_now_ns())
         .map_err(session::store_error)?;

@@ -85,6 +85,8 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     args.machine.deadlines()?;
     let options = args.verdict.options()?;
     let work = tempfile::tempdir()?;
+    let mut setup = setup;
+    setup.disk = Some(crate::vm::scratch_disk(work.path(), args.dry_run)?);
     let sides = sides(&args, work.path())?;
     if sides[0].arch != sides[1].arch {
         return usage(format!(
@@ -110,7 +112,14 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             work.path(),
         );
     }
-    let machine = Machine::start(&args.machine, setup, &sides[0], work.path(), "vm-ab")?;
+    let machine = Machine::start(
+        &args.machine,
+        setup,
+        &sides[0],
+        &[&sides[0], &sides[1]],
+        work.path(),
+        "vm-ab",
+    )?;
     let mut store = args.db.open()?;
     let mut failed = 0;
     let sequential = args
