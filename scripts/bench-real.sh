@@ -161,7 +161,14 @@ def table(path, reference, rate_name):
         for i, what in ((0, rate_name), (1, "p50")):
             k = med(name, "kbench", i) / med(first, "kbench", i) - 1
             r = med(name, reference, i) / med(first, reference, i) - 1
-            same = "same direction" if (k > 0) == (r > 0) else "OPPOSITE DIRECTIONS"
+            # A change both tools see as under 10% is within run-to-run noise here:
+            # it has no direction to compare.
+            if abs(k) < 0.1 and abs(r) < 0.1:
+                same = "both under 10%: no direction to compare"
+            elif (k > 0) == (r > 0):
+                same = "same direction"
+            else:
+                same = "OPPOSITE DIRECTIONS"
             print(f"  {first} -> {name}, {what}: kbench {k:+.1%}, {reference} {r:+.1%}: {same}")
     print()
 
