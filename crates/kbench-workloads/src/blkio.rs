@@ -316,7 +316,11 @@ fn run_parsed(parsed: &Parsed, _: Instruments) -> Result<RunRecord, WorkloadErro
 /// How IOs were issued in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
+    /// A ring set up as fio 3.33 sets its own: completions run when the task waits
+    /// (DEFER_TASKRUN, 6.1 and later), not as task work that interrupts it.
     IoUring,
+    /// A ring without those flags, on a kernel that refuses them.
+    IoUringPlain,
     Sync,
 }
 
@@ -324,6 +328,7 @@ impl Engine {
     pub fn as_str(self) -> &'static str {
         match self {
             Engine::IoUring => "io_uring",
+            Engine::IoUringPlain => "io_uring-plain",
             Engine::Sync => "sync",
         }
     }
@@ -567,18 +572,38 @@ impl Drop for UringIssuer<'_> {
 }
 
 impl<'a> UringIssuer<'a> {
-    fn new(fd: BorrowedFd<'a>, depth: u32, block_size: u64, writes: bool) -> std::io::Result<Self> {
-        let ring = io_uring::IoUring::new(depth.next_power_of_two())?;
+    /// The issuer and the kind of ring it got: fio's flags where the kernel takes
+    /// them (so the two compare), a plain ring where it does not.
+    fn new(
+        fd: BorrowedFd<'a>,
+        depth: u32,
+        block_size: u64,
+        writes: bool,
+    ) -> std::io::Result<(Self, Engine)> {
+        let entries = depth.next_power_of_two();
+        let (ring, engine) = match io_uring::IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+        {
+            Ok(ring) => (ring, Engine::IoUring),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                (io_uring::IoUring::new(entries)?, Engine::IoUringPlain)
+            }
+            Err(e) => return Err(e),
+        };
         let buffers = (0..depth)
             .map(|_| AlignedBuffer::new(block_size as usize))
             .collect();
-        Ok(UringIssuer {
+        let issuer = UringIssuer {
             ring,
             fd,
             buffers,
             writes,
             in_flight: 0,
-        })
+        };
+        Ok((issuer, engine))
     }
 
     /// Queues one IO of `slot`'s buffer at `offset`.
@@ -689,7 +714,7 @@ fn issuer<'a>(
         return Ok(sync());
     }
     match UringIssuer::new(fd, p.depth, p.block_size, writes) {
-        Ok(uring) => Ok((Box::new(uring), Engine::IoUring)),
+        Ok((uring, engine)) => Ok((Box::new(uring), engine)),
         Err(_) if p.engine == EngineChoice::Auto && p.depth == 1 => Ok(sync()),
         Err(e) => Err(WorkloadError::Unsupported(format!(
             "io_uring is not available here ({e}): --depth {} needs it; --engine sync runs depth 1",
