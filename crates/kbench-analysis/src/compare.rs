@@ -283,11 +283,10 @@ pub fn compare_each(
         for label in [base, new.as_str()] {
             check_label(store, label)?;
         }
-        let a = match base_data.take() {
-            Some(a) => a,
-            None => LabelData::load(store, base)?,
+        let (a, b) = match base_data.take() {
+            Some(a) => (a, LabelData::load(store, new)?),
+            None => LabelData::load_two(store, base, new)?,
         };
-        let b = LabelData::load(store, new)?;
         let report = compare_loaded(store, &a, &b, opts, machines)?;
         base_data = Some(a);
         loaded.push(b);
@@ -374,33 +373,20 @@ pub fn compare_loaded(
         opts,
         calibration: calibration.as_ref(),
     };
-    let (groups_a, groups_b) = (
-        group::group(&a.runs, &a.sessions),
-        group::group(&b.runs, &b.sessions),
+    let (groups_b, groups_a) = crate::parallel::join(
+        || group::group(&b.runs, &b.sessions),
+        || group::group(&a.runs, &a.sessions),
     );
-    let mut rows = Vec::new();
-    for (key, side_a) in &groups_a {
-        let Some(side_b) = groups_b.get(key) else {
-            continue;
-        };
-        let mut pooled = per_run_row(key, side_a, side_b, &ctx);
-        failed_runs(&mut pooled, &key.run, &a, &b);
-        let by_class = split_by_class(key, side_a, side_b, &ctx);
-        if !by_class.is_empty() {
-            pooled.diagnostics.insert(0, class_mix(side_a, side_b));
-        }
-        let by_placement = split_by_placement(key, side_a, side_b, &ctx);
-        pooled
-            .diagnostics
-            .extend(placement_mix(side_a, side_b, !by_placement.is_empty()));
-        for (side, name) in [(side_a, SideName::Base), (side_b, SideName::New)] {
-            pooled.diagnostics.extend(modes_as_classes(side, name));
-            pooled.diagnostics.extend(modes_as_placements(side, name));
-        }
-        rows.push(pooled);
-        rows.extend(by_class);
-        rows.extend(by_placement);
-    }
+    let keys: Vec<(&Key, &Side, &Side)> = groups_a
+        .iter()
+        .filter_map(|(key, side_a)| Some((key, side_a, groups_b.get(key)?)))
+        .collect();
+    let mut rows: Vec<CompareRow> = crate::parallel::map_ordered(&keys, |(key, side_a, side_b)| {
+        key_rows(key, side_a, side_b, &ctx, (&a, &b))
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     rows.extend(compare_summaries(&a.summaries, &b.summaries, &ctx));
     rows.extend(pooled_percentile_rows(&a, &b, &ctx));
     // The headline figure first, then its mechanism rows.
@@ -520,6 +506,35 @@ fn boots(sessions: &[SessionRow]) -> usize {
 }
 
 /// A per-run metric of one key, both sides, at the replication level the runs have.
+/// The rows of one key: its runs pooled, then split by CPU class and by placement
+/// where the runs had more than one.
+fn key_rows(
+    key: &Key,
+    side_a: &Side,
+    side_b: &Side,
+    ctx: &Context,
+    (a, b): (&LabelData, &LabelData),
+) -> Vec<CompareRow> {
+    let mut pooled = per_run_row(key, side_a, side_b, ctx);
+    failed_runs(&mut pooled, &key.run, a, b);
+    let by_class = split_by_class(key, side_a, side_b, ctx);
+    if !by_class.is_empty() {
+        pooled.diagnostics.insert(0, class_mix(side_a, side_b));
+    }
+    let by_placement = split_by_placement(key, side_a, side_b, ctx);
+    pooled
+        .diagnostics
+        .extend(placement_mix(side_a, side_b, !by_placement.is_empty()));
+    for (side, name) in [(side_a, SideName::Base), (side_b, SideName::New)] {
+        pooled.diagnostics.extend(modes_as_classes(side, name));
+        pooled.diagnostics.extend(modes_as_placements(side, name));
+    }
+    let mut rows = vec![pooled];
+    rows.extend(by_class);
+    rows.extend(by_placement);
+    rows
+}
+
 fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context) -> CompareRow {
     let noise = ctx.noise(&ComponentKey {
         run: key.run.clone(),

@@ -164,11 +164,11 @@ fn session_classes(sessions: &[SessionRow]) -> BTreeMap<i64, Vec<kbench_sys::Cpu
         .collect()
 }
 
+/// The CPU classes a run used, joined with `+` (empty when unknown), and its CPUs.
+type RunClass = (Arc<str>, Arc<[u32]>);
+
 /// The classes a run's CPUs belong to, joined with `+`; empty when unknown.
-fn run_class(
-    run: &RunRow,
-    classes: &BTreeMap<i64, Vec<kbench_sys::CpuClass>>,
-) -> (Arc<str>, Arc<[u32]>) {
+fn run_class(run: &RunRow, classes: &BTreeMap<i64, Vec<kbench_sys::CpuClass>>) -> RunClass {
     let cpus = run
         .run
         .cpus_used
@@ -197,32 +197,33 @@ fn next_position(positions: &mut BTreeMap<RunKey, u32>, key: &RunKey) -> u32 {
 pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
     let classes = session_classes(sessions);
     let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
-    // By run key, then metric: a value finds its side by borrowed key, and the keys
-    // are made once each, not once a value.
-    let mut groups: BTreeMap<RunKey, BTreeMap<String, Side>> = BTreeMap::new();
-    let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
+    let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
+    let mut groups = Groups::default();
     // The boot and replication session of each stored session, made once and shared
     // by all its runs' observations.
     let mut units: BTreeMap<i64, (Arc<str>, Arc<str>)> = BTreeMap::new();
-    let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
+    let mut last_class: Option<(i64, &str, RunClass)> = None;
     for run in runs.iter().filter(|r| r.is_measured()) {
-        let (class, cpus) = run_class(run, &classes);
+        let cpus_used = run.run.cpus_used.as_deref().unwrap_or("");
+        // A session's runs mostly ran on the same CPUs: their classes, worked out once.
+        let (class, cpus) = match &last_class {
+            Some((session, used, found)) if *session == run.session_id && *used == cpus_used => {
+                found.clone()
+            }
+            _ => {
+                let found = run_class(run, &classes);
+                last_class = Some((run.session_id, cpus_used, found.clone()));
+                found
+            }
+        };
         let placement = run.placement.map(|p| p.effective());
-        let key = run_key(run);
-        let index = next_position(&mut position, &key);
         let (boot, session) = units
             .entry(run.session_id)
             .or_insert_with(|| (boot_of(run).into(), replication_session(run, &by_id).into()))
             .clone();
-        if !groups.contains_key(&key) {
-            groups.insert(key.clone(), BTreeMap::new());
-        }
-        let metrics = groups.get_mut(&key).expect("inserted above");
-        for v in &run.run.values {
-            if !metrics.contains_key(&v.metric) {
-                metrics.insert(v.metric.clone(), Side::default());
-            }
-            let side = metrics.get_mut(&v.metric).expect("inserted above");
+        let (metrics, order) = groups.of(run);
+        for (i, v) in run.run.values.iter().enumerate() {
+            let side = metrics.side(i, &v.metric);
             if side.unit != v.unit {
                 side.unit.clone_from(&v.unit);
             }
@@ -236,7 +237,7 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
                 value: v.value,
                 boot: boot.clone(),
                 session: session.clone(),
-                order: index,
+                order,
             });
             side.classes.push(class.clone());
             side.cpus.push(cpus.clone());
@@ -244,18 +245,86 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
             side.starts_unix_ns.push(run.run.start_unix_ns);
         }
     }
-    groups
-        .into_iter()
-        .flat_map(|(run, metrics)| {
-            metrics.into_iter().map(move |(metric, side)| {
-                let key = Key {
-                    run: run.clone(),
-                    metric,
+    groups.into_keyed()
+}
+
+/// [`group`]'s work in progress: each run key's sides by metric, in the order met.
+/// A label's runs come in long stretches of one workload with the same metrics in the
+/// same order, so a run finds its key by comparing with the last run, and a value its
+/// side by position, before anything is looked up.
+#[derive(Default)]
+struct Groups<'r> {
+    keys: Vec<(RunKey, u32, Metrics)>,
+    index: BTreeMap<RunKey, usize>,
+    last: Option<(&'r RunRow, usize)>,
+}
+
+#[derive(Default)]
+struct Metrics(Vec<(String, Side)>);
+
+impl Metrics {
+    /// The side of `metric`, the run's `i`th value.
+    fn side(&mut self, i: usize, metric: &str) -> &mut Side {
+        let at = match self.0.get(i) {
+            Some((name, _)) if name == metric => i,
+            _ => match self.0.iter().position(|(name, _)| name == metric) {
+                Some(at) => at,
+                None => {
+                    self.0.push((metric.to_string(), Side::default()));
+                    self.0.len() - 1
+                }
+            },
+        };
+        &mut self.0[at].1
+    }
+}
+
+impl<'r> Groups<'r> {
+    /// The metrics of `run`'s key, and the run's position among that key's runs.
+    fn of(&mut self, run: &'r RunRow) -> (&mut Metrics, u32) {
+        let at = match self.last {
+            Some((last, at)) if same_key(last, run) => at,
+            _ => {
+                let key = run_key(run);
+                let at = match self.index.get(&key) {
+                    Some(&at) => at,
+                    None => {
+                        self.keys.push((key.clone(), 0, Metrics::default()));
+                        self.index.insert(key, self.keys.len() - 1);
+                        self.keys.len() - 1
+                    }
                 };
-                (key, side)
+                self.last = Some((run, at));
+                at
+            }
+        };
+        let (_, next, metrics) = &mut self.keys[at];
+        *next += 1;
+        (metrics, *next - 1)
+    }
+
+    fn into_keyed(self) -> BTreeMap<Key, Side> {
+        self.keys
+            .into_iter()
+            .flat_map(|(run, _, metrics)| {
+                metrics.0.into_iter().map(move |(metric, side)| {
+                    let key = Key {
+                        run: run.clone(),
+                        metric,
+                    };
+                    (key, side)
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
+}
+
+/// Whether two runs have the same [`run_key`], without making it.
+fn same_key(a: &RunRow, b: &RunRow) -> bool {
+    a.run.workload == b.run.workload
+        && a.run.variant == b.run.variant
+        && a.run.pinned_cpus == b.run.pinned_cpus
+        && a.run.params == b.run.params
 }
 
 /// Per run key and series name, each measured run's histogram with its coordinates.

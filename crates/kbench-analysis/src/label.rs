@@ -34,6 +34,29 @@ impl LabelData {
         })
     }
 
+    /// Reads two labels at once: `second` on a connection of its own, in a thread of
+    /// its own, while `first` is read on `store`'s. Where the database cannot be
+    /// opened twice, one after the other.
+    pub fn load_two(
+        store: &Store,
+        first: &str,
+        second: &str,
+    ) -> Result<(LabelData, LabelData), AnalysisError> {
+        let reopen = store.reopener();
+        let (second_there, first) = crate::parallel::join(
+            move || {
+                let other = reopen().ok()?;
+                Some(LabelData::load(&other, second))
+            },
+            || LabelData::load(store, first),
+        );
+        let second = match second_there {
+            Some(loaded) => loaded,
+            None => LabelData::load(store, second),
+        };
+        Ok((first?, second?))
+    }
+
     /// The sessions of `machine` with their runs and summaries.
     pub fn of_machine(&self, machine: &str) -> LabelData {
         self.of_sessions(|s| s.machine.as_deref() == Some(machine))

@@ -14,6 +14,7 @@ pub mod history;
 pub mod label;
 pub mod model;
 pub mod modes;
+pub mod parallel;
 pub mod plausible;
 pub mod plots;
 pub mod sequential;

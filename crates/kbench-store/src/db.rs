@@ -14,6 +14,20 @@ pub enum Cell {
     Blob(Vec<u8>),
 }
 
+impl Cell {
+    /// Sets the cell to `text`, in the buffer it holds when it holds text already: a
+    /// query read row by row refills one row, without an allocation a cell.
+    pub(crate) fn set_text(&mut self, text: &str) {
+        match self {
+            Cell::Text(held) => {
+                held.clear();
+                held.push_str(text);
+            }
+            other => *other = Cell::Text(text.to_owned()),
+        }
+    }
+}
+
 impl From<i64> for Cell {
     fn from(v: i64) -> Cell {
         Cell::Int(v)
@@ -85,7 +99,7 @@ macro_rules! cells {
 }
 
 /// One result row.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Row(pub Vec<Cell>);
 
 impl Row {
@@ -188,8 +202,23 @@ impl Row {
 pub trait Db: Send {
     /// Runs a statement; returns the rows it changed.
     fn execute(&mut self, sql: &str, params: &[Cell]) -> Result<u64, StoreError>;
+    /// Runs a query and hands `each` its rows as they come, one at a time in one row
+    /// refilled: a label's 100,000 values are read without holding them all at once.
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Cell],
+        each: &mut dyn FnMut(&mut Row) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
     /// Runs a query; returns every row.
-    fn query(&mut self, sql: &str, params: &[Cell]) -> Result<Vec<Row>, StoreError>;
+    fn query(&mut self, sql: &str, params: &[Cell]) -> Result<Vec<Row>, StoreError> {
+        let mut rows = Vec::new();
+        self.query_each(sql, params, &mut |row| {
+            rows.push(std::mem::take(row));
+            Ok(())
+        })?;
+        Ok(rows)
+    }
     /// Starts a transaction that writes: SQLite takes the write lock at once.
     fn begin_write(&mut self) -> Result<(), StoreError>;
     fn commit(&mut self) -> Result<(), StoreError>;

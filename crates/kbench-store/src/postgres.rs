@@ -8,6 +8,7 @@ use crate::location::PostgresTarget;
 use crate::schema::{current_version, POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION};
 use crate::store::{busy_timeout, StoreError};
 use postgres::error::SqlState;
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, Statement};
 use std::collections::HashMap;
@@ -410,9 +411,10 @@ impl ToSql for Cell {
     postgres::types::to_sql_checked!();
 }
 
-fn cell_of(row: &postgres::Row, i: usize) -> Result<Cell, StoreError> {
-    let ty = row.columns()[i].type_().clone();
-    let cell = match ty {
+/// Sets `cell` to column `i` of `row`, in the cell's own text buffer where it has one.
+fn fill_cell(cell: &mut Cell, row: &postgres::Row, i: usize) -> Result<(), StoreError> {
+    let ty = row.columns()[i].type_();
+    let value = match *ty {
         Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map(Cell::Int),
         Type::INT4 => row
             .try_get::<_, Option<i32>>(i)?
@@ -429,15 +431,22 @@ fn cell_of(row: &postgres::Row, i: usize) -> Result<Cell, StoreError> {
             .map(|v| Cell::Real(f64::from(v))),
         Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.map(Cell::Blob),
         Type::TEXT | Type::VARCHAR | Type::NAME | Type::BPCHAR => {
-            row.try_get::<_, Option<String>>(i)?.map(Cell::Text)
+            match row.try_get::<_, Option<&str>>(i)? {
+                Some(text) => {
+                    cell.set_text(text);
+                    return Ok(());
+                }
+                None => None,
+            }
         }
-        other => {
+        ref other => {
             return Err(StoreError::Corrupt(format!(
                 "column {i} is of type {other}, which kbench does not read"
             )))
         }
     };
-    Ok(cell.unwrap_or(Cell::Null))
+    *cell = value.unwrap_or(Cell::Null);
+    Ok(())
 }
 
 /// A cell in COPY's text format: `\N` for NULL, backslash escapes for the characters
@@ -488,17 +497,25 @@ impl Db for PostgresDb {
         Ok(self.client.execute(&statement, &as_params(params))?)
     }
 
-    fn query(&mut self, sql: &str, params: &[Cell]) -> Result<Vec<Row>, StoreError> {
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Cell],
+        each: &mut dyn FnMut(&mut Row) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let statement = self.statement(sql)?;
-        let rows = self.client.query(&statement, &as_params(params))?;
-        rows.iter()
-            .map(|r| {
-                (0..r.len())
-                    .map(|i| cell_of(r, i))
-                    .collect::<Result<_, _>>()
-                    .map(Row)
-            })
-            .collect()
+        let columns = statement.columns().len();
+        // Rows as they arrive: the next ones come while these are turned into runs.
+        let mut rows = self.client.query_raw(&statement, as_params(params))?;
+        let mut row = Row::default();
+        while let Some(r) = rows.next()? {
+            row.0.resize(columns, Cell::Null);
+            for (i, cell) in row.0.iter_mut().enumerate() {
+                fill_cell(cell, &r, i)?;
+            }
+            each(&mut row)?;
+        }
+        Ok(())
     }
 
     fn begin_write(&mut self) -> Result<(), StoreError> {

@@ -170,17 +170,18 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Cell]) -> Result<(), rusql
     Ok(())
 }
 
-fn cell_of(value: ValueRef<'_>) -> Cell {
+/// Sets `cell` to `value`, in the cell's own text buffer where it has one.
+fn fill_cell(cell: &mut Cell, value: ValueRef<'_>) {
     match value {
-        ValueRef::Null => Cell::Null,
-        ValueRef::Integer(v) => Cell::Int(v),
-        ValueRef::Real(v) => Cell::Real(v),
+        ValueRef::Null => *cell = Cell::Null,
+        ValueRef::Integer(v) => *cell = Cell::Int(v),
+        ValueRef::Real(v) => *cell = Cell::Real(v),
         // Valid text (all of it, in practice) is checked on the fast path and copied once.
-        ValueRef::Text(t) => Cell::Text(match std::str::from_utf8(t) {
-            Ok(text) => text.to_owned(),
-            Err(_) => String::from_utf8_lossy(t).into_owned(),
-        }),
-        ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
+        ValueRef::Text(t) => match std::str::from_utf8(t) {
+            Ok(text) => cell.set_text(text),
+            Err(_) => cell.set_text(&String::from_utf8_lossy(t)),
+        },
+        ValueRef::Blob(b) => *cell = Cell::Blob(b.to_vec()),
     }
 }
 
@@ -191,20 +192,25 @@ impl Db for SqliteDb {
         Ok(stmt.raw_execute()? as u64)
     }
 
-    fn query(&mut self, sql: &str, params: &[Cell]) -> Result<Vec<Row>, StoreError> {
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Cell],
+        each: &mut dyn FnMut(&mut Row) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         bind(&mut stmt, params)?;
         let columns = stmt.column_count();
         let mut rows = stmt.raw_query();
-        let mut out = Vec::new();
+        let mut row = Row::default();
         while let Some(r) = rows.next()? {
-            let mut cells = Vec::with_capacity(columns);
-            for i in 0..columns {
-                cells.push(cell_of(r.get_ref(i)?));
+            row.0.resize(columns, Cell::Null);
+            for (i, cell) in row.0.iter_mut().enumerate() {
+                fill_cell(cell, r.get_ref(i)?);
             }
-            out.push(Row(cells));
+            each(&mut row)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn begin_write(&mut self) -> Result<(), StoreError> {

@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Names how many seconds a writer waits for another kbench to finish before giving
@@ -280,8 +282,11 @@ pub struct Store {
     /// Where it is, for messages: the file, or the server's URL without its password.
     path: PathBuf,
     backend: Backend,
-    /// Statements run outside a transaction (every read), for tests that count them.
-    queries: std::cell::Cell<u64>,
+    /// Where it is, to open it again ([`Store::reopen`]).
+    location: Location,
+    /// Statements run outside a transaction (every read), for tests that count them;
+    /// shared with the stores [`Store::reopen`] opens.
+    queries: Arc<AtomicU64>,
 }
 
 pub(crate) fn to_i64(v: u64) -> i64 {
@@ -338,8 +343,22 @@ impl Store {
             db: RefCell::new(db),
             path: PathBuf::from(location.display()),
             backend,
-            queries: std::cell::Cell::new(0),
+            location: location.clone(),
+            queries: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// Opens the same database on a connection of its own, wherever it is called: two
+    /// labels are read at once, each on its connection, and a PostgreSQL connection's
+    /// set-up overlaps the other read. The store it opens counts its reads with this
+    /// one's.
+    pub fn reopener(&self) -> impl FnOnce() -> Result<Store, StoreError> + Send + 'static {
+        let (location, queries) = (self.location.clone(), Arc::clone(&self.queries));
+        move || {
+            let mut store = Store::open_location(&location, true)?;
+            store.queries = queries;
+            Ok(store)
+        }
     }
 
     /// The file, or the server's URL without its password.
@@ -353,12 +372,12 @@ impl Store {
 
     /// How many statements were run outside a transaction (every read) so far.
     pub fn queries(&self) -> u64 {
-        self.queries.get()
+        self.queries.load(Ordering::Relaxed)
     }
 
     /// The database, for one statement.
     pub(crate) fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
-        self.queries.set(self.queries.get() + 1);
+        self.queries.fetch_add(1, Ordering::Relaxed);
         self.db.borrow_mut()
     }
 
@@ -845,50 +864,51 @@ impl Store {
         scope: &SessionScope,
         sql: &str,
     ) -> Result<Vec<RunRow>, StoreError> {
-        let rows = self.db().query(
-            &sql.replace("{scope}", &scope.condition),
-            &scope.params_after(label),
-        )?;
         // Runs of one workload share their parameters: parse each distinct text once.
         let mut last_params: Option<(String, BTreeMap<String, serde_json::Value>)> = None;
-        let mut runs = Vec::with_capacity(rows.len());
-        for mut r in rows {
-            let params_text = r.text(4)?;
-            let params = match &last_params {
-                Some((text, params)) if *text == params_text => params.clone(),
-                _ => {
-                    let params: BTreeMap<String, serde_json::Value> =
-                        serde_json::from_str(&params_text).unwrap_or_default();
-                    last_params = Some((params_text, params.clone()));
-                    params
-                }
-            };
-            runs.push(RunRow {
-                id: r.i64(0)?,
-                session_id: r.i64(1)?,
-                label: label.to_string(),
-                boot_id: r.take_text(2)?,
-                run: StoredRun {
-                    workload: r.text(3)?,
-                    params,
-                    variant: r.text(5)?,
-                    run_index: u32::try_from(r.i64(6)?).unwrap_or(u32::MAX),
-                    warmup: r.flag(7)?,
-                    exit_status: r.opt_i64(8)?.and_then(|v| i32::try_from(v).ok()),
-                    start_unix_ns: r.opt_u64(9)?,
-                    end_unix_ns: r.opt_u64(10)?,
-                    pinned_cpus: r.take_text(11)?,
-                    cpus_used: r.take_text(12)?,
-                    rusage: r.take_text(13)?.map(RawJson::from_stored),
-                    tasks: r.take_text(14)?.map(RawJson::from_stored),
-                    record: r.take_text(15)?.map(RawJson::from_stored),
-                    values: Vec::new(),
-                    error: r.take_text(16)?,
-                    ab_side: r.opt_str(17)?.and_then(|t| serde_json::from_str(t).ok()),
-                },
-                placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
-            });
-        }
+        let mut runs = Vec::new();
+        self.db().query_each(
+            &sql.replace("{scope}", &scope.condition),
+            &scope.params_after(label),
+            &mut |r| {
+                let params = match &last_params {
+                    Some((text, params)) if text == r.str(4)? => params.clone(),
+                    _ => {
+                        let text = r.text(4)?;
+                        let params: BTreeMap<String, serde_json::Value> =
+                            serde_json::from_str(&text).unwrap_or_default();
+                        last_params = Some((text, params.clone()));
+                        params
+                    }
+                };
+                runs.push(RunRow {
+                    id: r.i64(0)?,
+                    session_id: r.i64(1)?,
+                    label: label.to_string(),
+                    boot_id: r.take_text(2)?,
+                    run: StoredRun {
+                        workload: r.text(3)?,
+                        params,
+                        variant: r.text(5)?,
+                        run_index: u32::try_from(r.i64(6)?).unwrap_or(u32::MAX),
+                        warmup: r.flag(7)?,
+                        exit_status: r.opt_i64(8)?.and_then(|v| i32::try_from(v).ok()),
+                        start_unix_ns: r.opt_u64(9)?,
+                        end_unix_ns: r.opt_u64(10)?,
+                        pinned_cpus: r.take_text(11)?,
+                        cpus_used: r.take_text(12)?,
+                        rusage: r.take_text(13)?.map(RawJson::from_stored),
+                        tasks: r.take_text(14)?.map(RawJson::from_stored),
+                        record: r.take_text(15)?.map(RawJson::from_stored),
+                        values: Vec::new(),
+                        error: r.take_text(16)?,
+                        ab_side: r.opt_str(17)?.and_then(|t| serde_json::from_str(t).ok()),
+                    },
+                    placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
+                });
+                Ok(())
+            },
+        )?;
         self.attach_values(label, scope, &mut runs)?;
         Ok(runs)
     }
@@ -901,10 +921,11 @@ impl Store {
         rows: &mut [RunRow],
     ) -> Result<(), StoreError> {
         let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let mut current: Option<(i64, usize)> = None;
         // No ORDER BY: SQLite walks run_values by its (run_id, metric) key, so the rows
         // come grouped by run; any order is taken, and the metric order is made sure of
         // below.
-        let values = self.db().query(
+        self.db().query_each(
             &format!(
                 "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary
                  FROM run_values v JOIN runs r ON r.id = v.run_id
@@ -913,29 +934,29 @@ impl Store {
                 scope.condition
             ),
             &scope.params_after(label),
+            &mut |r| {
+                let run_id = r.i64(0)?;
+                let i = match current {
+                    Some((id, i)) if id == run_id => i,
+                    _ => match index.get(&run_id) {
+                        Some(&i) => {
+                            current = Some((run_id, i));
+                            i
+                        }
+                        // A run committed between the two queries.
+                        None => return Ok(()),
+                    },
+                };
+                rows[i].run.values.push(Value {
+                    metric: r.str(1)?.to_string(),
+                    value: r.f64(2)?,
+                    unit: r.str(3)?.to_string(),
+                    higher_is_better: r.flag(4)?,
+                    primary: r.flag(5)?,
+                });
+                Ok(())
+            },
         )?;
-        let mut current: Option<(i64, usize)> = None;
-        for mut r in values {
-            let run_id = r.i64(0)?;
-            let i = match current {
-                Some((id, i)) if id == run_id => i,
-                _ => match index.get(&run_id) {
-                    Some(&i) => {
-                        current = Some((run_id, i));
-                        i
-                    }
-                    // A run committed between the two queries.
-                    None => continue,
-                },
-            };
-            rows[i].run.values.push(Value {
-                metric: r.text(1)?,
-                value: r.f64(2)?,
-                unit: r.text(3)?,
-                higher_is_better: r.flag(4)?,
-                primary: r.flag(5)?,
-            });
-        }
         for row in rows {
             let values = &mut row.run.values;
             if !values.windows(2).all(|w| w[0].metric <= w[1].metric) {

@@ -60,6 +60,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     a_session_and_its_runs_read_back_as_stored,
+    a_row_read_after_another_keeps_nothing_of_it,
     values_come_back_in_metric_order_one_per_metric,
     a_boot_keeps_its_console_log_and_kernel_config,
     an_imported_file_and_an_export_read_back_whole,
@@ -190,6 +191,50 @@ fn a_session_and_its_runs_read_back_as_stored(db: &TestDb) {
     assert!(!store.has_session("base", 10, None).unwrap());
     assert!(store.has_uuid(&s.uuid).unwrap());
     assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+/// Rows are read one at a time into one row refilled: a long text, then NULL, then a
+/// short text in the same columns must each come back as written, and a run's values
+/// must not follow it into the next.
+fn a_row_read_after_another_keeps_nothing_of_it(db: &TestDb) {
+    let mut store = db.open();
+    let id = store.begin_session(&session("rows", 1, "h")).unwrap();
+    let long = StoredRun {
+        error: Some("a long reason ".repeat(40)),
+        ..full_run(1)
+    };
+    let bare = StoredRun {
+        workload: "w".into(),
+        run_index: 2,
+        values: vec![value("usecs_per_op", 1.0, true)],
+        ..StoredRun::default()
+    };
+    let short = StoredRun {
+        pinned_cpus: Some("3".into()),
+        cpus_used: Some("3".into()),
+        error: Some("no".into()),
+        exit_status: Some(1),
+        ..full_run(3)
+    };
+    let runs = [long, bare, short];
+    for run in &runs {
+        store.insert_run(id, run).unwrap();
+    }
+    store.end_session(id, 2).unwrap();
+    let back: Vec<StoredRun> = store
+        .runs("rows")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.run)
+        .collect();
+    assert_eq!(back, runs);
+    let analysed = store.runs_for_analysis("rows").unwrap();
+    assert_eq!(analysed.len(), 3);
+    for (read, written) in analysed.iter().zip(&runs) {
+        assert_eq!(read.run.error, written.error);
+        assert_eq!(read.run.pinned_cpus, written.pinned_cpus);
+        assert_eq!(read.run.values, written.values);
+    }
 }
 
 fn values_come_back_in_metric_order_one_per_metric(db: &TestDb) {
