@@ -750,6 +750,47 @@ fn the_backend_is_the_one_named(db: &TestDb) {
     assert_eq!(store.path(), db.path.as_path());
 }
 
+/// A push stores its batches on several connections at once; a server that lets
+/// fewer connect (a role's connection limit) gets the push on those it lets in.
+#[test]
+fn a_push_carries_on_with_the_writers_the_server_lets_connect() {
+    let Some(url) = pg::fresh_database("push_connection_limit") else {
+        return;
+    };
+    let board = sqlite_db();
+    let mut local = board.open();
+    // 2,400 runs: three batches, so more than one writer has work.
+    for started in 0..24 {
+        let id = local.begin_session(&session("many", started, "h")).unwrap();
+        for index in 0..100 {
+            local.insert_run(id, &full_run(index)).unwrap();
+        }
+        local.end_session(id, started + 1).unwrap();
+    }
+    drop(local);
+    Store::open(&PathBuf::from(&url)).unwrap();
+    let role = format!("limited_{}", std::process::id());
+    pg::sql(
+        &url,
+        &format!(
+            "DROP ROLE IF EXISTS {role};
+             CREATE ROLE {role} LOGIN CONNECTION LIMIT 2;
+             GRANT ALL ON ALL TABLES IN SCHEMA public TO {role};
+             GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {role};"
+        ),
+    );
+    let limited = url.replacen("kbench@", &format!("{role}@"), 1);
+    let from = Store::open_existing(&board.path).unwrap();
+    // One connection here, one writer: a second writer is refused.
+    let mut to = Store::open_existing(&PathBuf::from(&limited)).unwrap();
+    let done = push(&from, &mut to, &[], false, |_, _| {}).unwrap();
+    assert_eq!((done.sessions_copied, done.runs_copied), (24, 2_400));
+    drop(to);
+    let there = Store::open_existing(&PathBuf::from(&url)).unwrap();
+    assert_eq!(there.runs("many").unwrap().len(), 2_400);
+    pg::sql(&url, &format!("DROP OWNED BY {role}; DROP ROLE {role};"));
+}
+
 /// The two backends' schemas have the same tables with the same columns: one SQL text
 /// serves both, and a migration added to one list but not the other shows here.
 #[test]
