@@ -1,7 +1,7 @@
 //! `--placement` of pipe and seccomp-notify end to end: real workers pinned by the
 //! real kernel, their CPUs seen by getcpu, the records stored and compared.
 mod common;
-use common::{assert_success, bench_record, kbench, usable_cpus};
+use common::{assert_success, bench_record, kbench, kbench_bin, usable_cpus};
 use serde_json::Value;
 
 fn task_cpus(rec: &Value) -> Vec<Vec<u64>> {
@@ -189,6 +189,28 @@ fn placements_are_stored_and_never_pooled_with_free_runs() {
         .map(|r| r["new"]["label"].as_str().unwrap())
         .collect();
     assert_eq!(news, ["b", "c"]);
+    // The rows are worked out on every CPU, and the labels read at once: on one CPU
+    // the report is the same.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    let first_cpu: String = allowed
+        .trim()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let one_cpu = std::process::Command::new("taskset")
+        .args(["-c", &first_cpu, kbench_bin()])
+        .args(["compare", "a", "b", "c", "--db", db, "--format", "json"])
+        .output()
+        .expect("taskset (util-linux)");
+    assert_success(&one_cpu, &[]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&one_cpu.stdout).unwrap(),
+        json
+    );
     let csv = kbench(&["compare", "a", "b", "c", "--db", db, "--format", "csv"]);
     let csv = String::from_utf8_lossy(&csv.stdout);
     assert!(csv.lines().skip(1).any(|l| l.starts_with("a,b,")));
