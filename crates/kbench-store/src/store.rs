@@ -1209,25 +1209,32 @@ fn keep_pushed_configs(
     db: &mut dyn Db,
     sessions: &[&PushedSession],
 ) -> Result<Vec<Option<String>>, StoreError> {
-    let mut kept: HashMap<&str, String> = HashMap::new();
+    // Normalised and hashed once a source config; kept in hash order, so that two
+    // batches stored at once (a push's writers) that bring the same new configs
+    // take their rows' locks in one order, and never deadlock.
+    let mut by_source: HashMap<&str, String> = HashMap::new();
+    let mut new: BTreeMap<String, String> = BTreeMap::new();
     let mut hashes = Vec::with_capacity(sessions.len());
     for s in sessions {
         let Some(text) = &s.kernel_config else {
             hashes.push(None);
             continue;
         };
-        let hash = match s.whole.kernel_config_hash.as_deref() {
-            Some(source) => match kept.get(source) {
-                Some(hash) => hash.clone(),
-                None => {
-                    let hash = keep_kernel_config(db, text)?;
-                    kept.insert(source, hash.clone());
-                    hash
-                }
-            },
-            None => keep_kernel_config(db, text)?,
-        };
-        hashes.push(Some(hash));
+        let source = s.whole.kernel_config_hash.as_deref();
+        if let Some(hash) = source.and_then(|source| by_source.get(source)) {
+            hashes.push(Some(hash.clone()));
+            continue;
+        }
+        let text = kernel_config::normalized(text);
+        let hash = config_hash(&text);
+        if let Some(source) = source {
+            by_source.insert(source, hash.clone());
+        }
+        hashes.push(Some(hash.clone()));
+        new.entry(hash).or_insert(text);
+    }
+    for (hash, text) in &new {
+        keep_normalized_config(db, hash, text)?;
     }
     Ok(hashes)
 }
@@ -1347,22 +1354,25 @@ fn set_kernel_config_tx(
 fn keep_kernel_config(db: &mut dyn Db, text: &str) -> Result<String, StoreError> {
     let text = kernel_config::normalized(text);
     let hash = config_hash(&text);
+    keep_normalized_config(db, &hash, &text)?;
+    Ok(hash)
+}
+
+/// Keeps a normalised config under its hash, unless the database has it.
+fn keep_normalized_config(db: &mut dyn Db, hash: &str, text: &str) -> Result<(), StoreError> {
     // Compressing a config costs more than a push's sessions otherwise do: only a
     // config the database lacks is compressed. Two writers may keep the same new
     // config at once: the second keeps the first's.
     let known = db
-        .query_opt(
-            "SELECT 1 FROM kernel_configs WHERE hash = ?1",
-            cells![&hash],
-        )?
+        .query_opt("SELECT 1 FROM kernel_configs WHERE hash = ?1", cells![hash])?
         .is_some();
     if !known {
         db.execute(
             "INSERT INTO kernel_configs (hash, config) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
-            cells![&hash, kernel_config::gzip(&text)],
+            cells![hash, kernel_config::gzip(text)],
         )?;
     }
-    Ok(hash)
+    Ok(())
 }
 
 fn insert_summary(db: &mut dyn Db, session_id: i64, m: &SummaryRow) -> Result<(), StoreError> {

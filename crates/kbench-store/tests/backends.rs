@@ -66,6 +66,7 @@ on_both_backends!(
     an_imported_file_and_an_export_read_back_whole,
     a_failed_write_leaves_nothing_behind,
     pushing_twice_copies_each_session_once,
+    each_pushed_session_keeps_its_own_config,
     two_pushes_at_once_store_each_session_once,
     a_session_not_ended_is_pushed_only_when_asked,
     four_writers_at_once_lose_nothing,
@@ -418,6 +419,42 @@ fn pushing_twice_copies_each_session_once(db: &TestDb) {
     // One label only: nothing new either.
     let third = push(&from, &mut to, &["patched".to_string()], false, |_, _| {}).unwrap();
     assert_eq!((third.sessions_copied, third.sessions_present), (0, 1));
+}
+
+/// Configs are stored in hash order, not in the sessions' order: each session must
+/// still get its own.
+fn each_pushed_session_keeps_its_own_config(db: &TestDb) {
+    let board = sqlite_db();
+    let mut local = board.open();
+    let configs = ["CONFIG_HZ=1000\n", "CONFIG_HZ=250\n", "CONFIG_PREEMPT=y\n"];
+    for started in 0..9 {
+        let s = session("configs", started, "board-7");
+        local
+            .insert_boot(&NewBoot {
+                session: &s,
+                console_log: "console",
+                kernel_config: Some(configs[(started as usize * 2) % 3]),
+                runs: &[full_run(1)],
+                ended_unix_ns: started + 1,
+            })
+            .unwrap();
+    }
+    let mut to = db.open();
+    let done = push(&local, &mut to, &[], false, |_, _| {}).unwrap();
+    assert_eq!(done.sessions_copied, 9);
+    let (here, there) = (
+        local.sessions("configs").unwrap(),
+        to.sessions("configs").unwrap(),
+    );
+    for (a, b) in here.iter().zip(&there) {
+        assert_eq!(a.uuid, b.uuid);
+        assert_eq!(
+            to.kernel_config(b.id).unwrap(),
+            local.kernel_config(a.id).unwrap(),
+            "{}",
+            a.uuid
+        );
+    }
 }
 
 fn two_pushes_at_once_store_each_session_once(db: &TestDb) {
