@@ -312,9 +312,10 @@ fn netrr_runs_against_any_echo_server_and_refuses_one_that_is_not() {
     assert!(line.contains("with --peer"), "{line}");
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+/// Per column, the median over runs of `[rate, p50]`.
+fn medians_of(runs: &[[f64; 2]]) -> [f64; 2] {
+    [0, 1]
+        .map(|i| kbench_stats::descriptive::median(&runs.iter().map(|r| r[i]).collect::<Vec<_>>()))
 }
 
 /// `(blkio's, fio's)` medians of three interleaved short runs of `block_size` random
@@ -363,8 +364,7 @@ fn blkio_and_fio(file: &Path, block_size: &str, cpu: usize) -> ([f64; 2], [f64; 
             read["lat_ns"]["percentile"]["50.000000"].as_f64().unwrap(),
         ]);
     }
-    let medians = |runs: &[[f64; 2]]| [0, 1].map(|i| median(runs.iter().map(|r| r[i]).collect()));
-    (medians(&kbench_runs), medians(&fio_runs))
+    (medians_of(&kbench_runs), medians_of(&fio_runs))
 }
 
 /// Medians within a factor of 1.6: the benchmark script (scripts/bench-real.sh)
@@ -381,6 +381,19 @@ fn rates_agree(ours: f64, theirs: f64) -> bool {
     (1.0 / 2.5..2.5).contains(&(ours / theirs))
 }
 
+/// kbench's `[rate, p50]` against the other tool's, for `what`.
+fn assert_parity(what: &str, ours: [f64; 2], theirs: [f64; 2]) {
+    eprintln!("{what}: rate and p50 ns: kbench {ours:?}, the other tool {theirs:?}");
+    assert!(
+        rates_agree(ours[0], theirs[0]),
+        "{what} rate: kbench {ours:?}, the other tool {theirs:?}"
+    );
+    assert!(
+        medians_agree(ours[1], theirs[1]),
+        "{what} p50: kbench {ours:?}, the other tool {theirs:?}"
+    );
+}
+
 #[test]
 fn blkio_agrees_with_fio_and_moves_with_it() {
     let dir = disk_dir();
@@ -388,17 +401,8 @@ fn blkio_agrees_with_fio_and_moves_with_it() {
     let cpu = usable_cpus() - 1;
     let (small_ours, small_fio) = blkio_and_fio(&file, "4k", cpu);
     let (large_ours, large_fio) = blkio_and_fio(&file, "1M", cpu);
-    for (ours, fio) in [(small_ours, small_fio), (large_ours, large_fio)] {
-        eprintln!("IOPS and p50 ns: blkio {ours:?}, fio {fio:?}");
-        assert!(
-            rates_agree(ours[0], fio[0]),
-            "IOPS: blkio {ours:?}, fio {fio:?}"
-        );
-        assert!(
-            medians_agree(ours[1], fio[1]),
-            "p50: blkio {ours:?}, fio {fio:?}"
-        );
-    }
+    assert_parity("blkio against fio, 4 KiB", small_ours, small_fio);
+    assert_parity("blkio against fio, 1 MiB", large_ours, large_fio);
     // A 1 MiB read takes longer than a 4 KiB one, for both.
     assert!(large_ours[0] < small_ours[0] && large_fio[0] < small_fio[0]);
     assert!(large_ours[1] > small_ours[1] && large_fio[1] > small_fio[1]);
@@ -493,17 +497,11 @@ fn netrr_agrees_with_sockperf_and_moves_with_it() {
             ]);
             theirs.push(sockperf(64, client, server));
         }
-        let medians =
-            |runs: &[[f64; 2]]| [0, 1].map(|i| median(runs.iter().map(|r| r[i]).collect()));
-        let (ours, theirs) = (medians(&ours), medians(&theirs));
-        eprintln!("{placement}: tx/s and p50 ns: netrr {ours:?}, sockperf {theirs:?}");
-        assert!(
-            rates_agree(ours[0], theirs[0]),
-            "{placement} tx/s: netrr {ours:?}, sockperf {theirs:?}"
-        );
-        assert!(
-            medians_agree(ours[1], theirs[1]),
-            "{placement} p50: netrr {ours:?}, sockperf {theirs:?}"
+        let (ours, theirs) = (medians_of(&ours), medians_of(&theirs));
+        assert_parity(
+            &format!("netrr against sockperf, {placement}"),
+            ours,
+            theirs,
         );
         figures.push((ours, theirs));
     }
