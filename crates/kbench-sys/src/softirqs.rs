@@ -3,7 +3,7 @@
 //! loopback raises `NET_RX` without any device interrupt, and a block completion
 //! raises `BLOCK` after one: these rows say which part of the kernel a real workload
 //! went through.
-use crate::Sysroot;
+use crate::{Interrupts, Sysroot};
 
 /// One reading of `/proc/softirqs`: each vector's count summed over the CPUs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,22 +18,16 @@ impl Softirqs {
         root.read("/proc/softirqs").map(|t| Softirqs::parse(&t))
     }
 
-    /// Parses the text of `/proc/softirqs`. Never fails: the header and lines it
+    /// Parses the text of `/proc/softirqs`, which has the layout of
+    /// `/proc/interrupts` without descriptions. Never fails: the header and lines it
     /// cannot read are skipped.
     pub fn parse(text: &str) -> Softirqs {
-        let totals = text
-            .lines()
-            .filter_map(|line| {
-                let (name, counts) = line.split_once(':')?;
-                let name = name.trim();
-                if name.is_empty() || name.contains(char::is_whitespace) {
-                    return None;
-                }
-                let total = counts
-                    .split_whitespace()
-                    .map_while(|c| c.parse::<u64>().ok())
-                    .fold(0u64, u64::saturating_add);
-                Some((name.to_string(), total))
+        let totals = Interrupts::parse(text)
+            .rows
+            .into_iter()
+            .map(|row| {
+                let total = row.total();
+                (row.name, total)
             })
             .collect();
         Softirqs { totals }
