@@ -178,25 +178,41 @@ fn data_member(bytes: &[u8]) -> Result<(String, Vec<u8>), DebError> {
 
 /// The tarball inside `data.tar.{xz,zst,gz}` (or a plain `data.tar`).
 fn decompress(member: &str, compressed: &[u8]) -> Result<Vec<u8>, DebError> {
-    let corrupt = |e: &dyn std::fmt::Display| DebError::Corrupt(format!("{member}: {e}"));
-    let mut out = Vec::new();
-    match member.strip_prefix("data.tar").unwrap_or(member) {
-        "" => out.extend_from_slice(compressed),
-        ".xz" => lzma_rs::xz_decompress(&mut Cursor::new(compressed), &mut out)
-            .map_err(|e| corrupt(&e))?,
-        ".zst" => {
-            let mut decoder =
-                ruzstd::decoding::StreamingDecoder::new(compressed).map_err(|e| corrupt(&e))?;
-            decoder.read_to_end(&mut out).map_err(|e| corrupt(&e))?;
-        }
-        ".gz" => {
-            flate2::read::GzDecoder::new(compressed)
-                .read_to_end(&mut out)
-                .map_err(|e| corrupt(&e))?;
-        }
-        _ => return Err(DebError::UnsupportedCompression(member.to_string())),
+    let suffix = member.strip_prefix("data.tar").unwrap_or(member);
+    if suffix.is_empty() {
+        return Ok(compressed.to_vec());
     }
-    Ok(out)
+    match decompress_by_suffix(suffix, compressed) {
+        Some(out) => out.map_err(|e| DebError::Corrupt(format!("{member}: {e}"))),
+        None => Err(DebError::UnsupportedCompression(member.to_string())),
+    }
+}
+
+/// `compressed` decompressed as a Debian package compresses its members and its
+/// modules, by the file name's suffix (`.xz`, `.zst`, `.gz`); `None` for another.
+pub(crate) fn decompress_by_suffix(
+    suffix: &str,
+    compressed: &[u8],
+) -> Option<Result<Vec<u8>, String>> {
+    let mut out = Vec::new();
+    let done = match suffix {
+        ".xz" => lzma_rs::xz_decompress(&mut Cursor::new(compressed), &mut out)
+            .map_err(|e| e.to_string()),
+        ".zst" => ruzstd::decoding::StreamingDecoder::new(compressed)
+            .map_err(|e| e.to_string())
+            .and_then(|mut decoder| {
+                decoder
+                    .read_to_end(&mut out)
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }),
+        ".gz" => flate2::read::GzDecoder::new(compressed)
+            .read_to_end(&mut out)
+            .map(drop)
+            .map_err(|e| e.to_string()),
+        _ => return None,
+    };
+    Some(done.map(|()| out))
 }
 
 fn kernel_from_tarball(tarball: &[u8]) -> Result<KernelImage, DebError> {

@@ -10,7 +10,6 @@
 //! numbered in load order), so the guest needs no decompressor and the kernel no
 //! `CONFIG_MODULE_DECOMPRESS`.
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
 
 /// What the guest's suite needs loaded, roots first; their dependencies are added.
 pub const GUEST_MODULES: &[&str] = &["virtio_pci", "virtio_blk"];
@@ -45,23 +44,11 @@ pub fn kept_module_name(path: &str) -> Option<String> {
 
 /// A module file's bytes uncompressed, by its name's extension.
 pub fn uncompressed(path: &str, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let failed = |e: &dyn std::fmt::Display| format!("{path}: {e}");
-    if path.ends_with(".ko.xz") {
-        lzma_rs::xz_decompress(&mut Cursor::new(&bytes), &mut out).map_err(|e| failed(&e))?;
-    } else if path.ends_with(".ko.zst") {
-        ruzstd::decoding::StreamingDecoder::new(bytes.as_slice())
-            .map_err(|e| failed(&e))?
-            .read_to_end(&mut out)
-            .map_err(|e| failed(&e))?;
-    } else if path.ends_with(".ko.gz") {
-        flate2::read::GzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(|e| failed(&e))?;
-    } else {
-        return Ok(bytes);
+    let suffix = path.rsplit_once(".ko").map_or("", |(_, suffix)| suffix);
+    match crate::deb::decompress_by_suffix(suffix, &bytes) {
+        Some(out) => out.map_err(|e| format!("{path}: {e}")),
+        None => Ok(bytes),
     }
-    Ok(out)
 }
 
 /// The modules a module's `.modinfo` says it depends on. The section is a run of

@@ -60,6 +60,13 @@ fn real_debs_give_kernel_release_and_config() {
         assert_eq!(image.arch(), Some(kbench_boot::deb::Arch::X86_64));
         let config = image.config.expect("a config");
         assert!(config.contains("CONFIG_"), "{}", deb.display());
+        // The guest's modules, decompressed from the package's .ko.xz, virtio_blk
+        // last as the others are what it depends on.
+        let names: Vec<&str> = image.modules.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names.last(), Some(&"virtio_blk"), "{}", deb.display());
+        for module in &image.modules {
+            assert_eq!(&module.bytes[..4], b"\x7fELF", "{}", module.name);
+        }
         // The bzImage's own header names the same release; a bare image is read as is.
         let dir = tempfile::tempdir().unwrap();
         let bare = dir.path().join("vmlinuz");
