@@ -1466,30 +1466,32 @@ fn insert_runs_tx(db: &mut dyn Db, runs: &[(i64, &StoredRun)]) -> Result<Vec<i64
 fn run_cells(id: i64, session_id: i64, run: &StoredRun) -> Vec<Cell> {
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
     let facts = run.record_facts();
-    cells![
-        id,
-        session_id,
-        &run.workload,
-        params_text,
-        &run.variant,
-        run.run_index,
-        run.warmup,
-        run.exit_status,
-        run.start_unix_ns.map(to_i64),
-        run.end_unix_ns.map(to_i64),
-        run.pinned_cpus.as_ref(),
-        run.cpus_used.as_ref(),
-        run.rusage.as_ref().map(RawJson::as_str),
-        run.tasks.as_ref().map(RawJson::as_str),
-        run.record.as_ref().map(RawJson::as_str),
-        run.error.as_ref(),
-        run.ab_side
-            .as_ref()
-            .and_then(|a| serde_json::to_string(a).ok()),
-        facts.placement.and_then(|p| serde_json::to_string(&p).ok()),
-        facts.has_series,
+    // A vector built in place: a record is kilobytes, and `cells!` is a slice to copy.
+    vec![
+        Cell::from(id),
+        Cell::from(session_id),
+        Cell::from(&run.workload),
+        Cell::from(params_text),
+        Cell::from(&run.variant),
+        Cell::from(run.run_index),
+        Cell::from(run.warmup),
+        Cell::from(run.exit_status),
+        Cell::from(run.start_unix_ns.map(to_i64)),
+        Cell::from(run.end_unix_ns.map(to_i64)),
+        Cell::from(run.pinned_cpus.as_ref()),
+        Cell::from(run.cpus_used.as_ref()),
+        Cell::from(run.rusage.as_ref().map(RawJson::as_str)),
+        Cell::from(run.tasks.as_ref().map(RawJson::as_str)),
+        Cell::from(run.record.as_ref().map(RawJson::as_str)),
+        Cell::from(run.error.as_ref()),
+        Cell::from(
+            run.ab_side
+                .as_ref()
+                .and_then(|a| serde_json::to_string(a).ok()),
+        ),
+        Cell::from(facts.placement.and_then(|p| serde_json::to_string(&p).ok())),
+        Cell::from(facts.has_series),
     ]
-    .to_vec()
 }
 
 /// A value as the cells of [`VALUE_COLUMNS`].

@@ -868,3 +868,26 @@ fn the_postgres_schema_has_the_sqlite_tables_and_columns() {
         kbench_store::schema::current_version()
     );
 }
+
+/// On PostgreSQL a value's run is not a foreign key (schema migration 11: checking it
+/// was half of a push's work on the server), so the integrity check is what finds a
+/// value left without its run. A run's session still is one.
+#[test]
+fn on_postgres_the_integrity_check_finds_a_value_without_its_run() {
+    let Some(url) = pg::fresh_database("value_without_run") else {
+        return;
+    };
+    let mut store = Store::open(std::path::Path::new(&url)).unwrap();
+    let id = store.begin_session(&session("orphans", 1, "h")).unwrap();
+    store.insert_run(id, &full_run(0)).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    assert!(store.insert_run(987_654, &full_run(1)).is_err());
+    pg::sql(
+        &url,
+        "INSERT INTO run_values (run_id, metric, value, unit) VALUES (987654, 'x', 1, 'ns')",
+    );
+    assert_eq!(
+        store.integrity_check().unwrap(),
+        "1 rows without their session or run"
+    );
+}
