@@ -69,17 +69,18 @@ pub fn default_path() -> PathBuf {
 const RUNS_WHOLE: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params, r.variant,
         r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
         r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side,
-        r.placement
+        r.placement, s.started_unix_ns
     FROM runs r JOIN sessions s ON s.id = r.session_id
-    WHERE s.label = ?1{scope} ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
+    WHERE s.label = ?1{scope}";
 
 /// A label's runs as the analysis reads them ([`Store::runs_for_analysis`]).
 const RUNS_FOR_ANALYSIS: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params,
         r.variant, r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
         r.pinned_cpus, r.cpus_used, NULL, NULL,
-        CASE WHEN r.has_series = 1 THEN r.record END, r.error, r.ab_side, r.placement
+        CASE WHEN r.has_series = 1 THEN r.record END, r.error, r.ab_side, r.placement,
+        s.started_unix_ns
     FROM runs r JOIN sessions s ON s.id = r.session_id
-    WHERE s.label = ?1{scope} ORDER BY s.started_unix_ns, s.id, r.run_index, r.id";
+    WHERE s.label = ?1{scope}";
 
 /// Which of a label's sessions a read takes: all of them, or one machine's as
 /// [`MACHINE_SQL`] shows it ([`Store::machine_scope`]), by the plain columns the
@@ -866,7 +867,11 @@ impl Store {
     ) -> Result<Vec<RunRow>, StoreError> {
         // Runs of one workload share their parameters: parse each distinct text once.
         let mut last_params: Option<(String, BTreeMap<String, serde_json::Value>)> = None;
-        let mut runs = Vec::new();
+        // Each run with its session's start: the order is made here, not with ORDER BY,
+        // so that the server sends rows as it scans them rather than first sorting a
+        // label's wide rows (on PostgreSQL in parallel workers, on the cores the reader
+        // decodes them with).
+        let mut runs: Vec<(i64, RunRow)> = Vec::new();
         self.db().query_each(
             &sql.replace("{scope}", &scope.condition),
             &scope.params_after(label),
@@ -881,7 +886,8 @@ impl Store {
                         params
                     }
                 };
-                runs.push(RunRow {
+                let session_started_unix_ns = r.i64(19)?;
+                let row = RunRow {
                     id: r.i64(0)?,
                     session_id: r.i64(1)?,
                     label: label.to_string(),
@@ -905,10 +911,12 @@ impl Store {
                         ab_side: r.opt_str(17)?.and_then(|t| serde_json::from_str(t).ok()),
                     },
                     placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
-                });
+                };
+                runs.push((session_started_unix_ns, row));
                 Ok(())
             },
         )?;
+        let mut runs = in_session_order(runs);
         self.attach_values(label, scope, &mut runs)?;
         Ok(runs)
     }
@@ -1460,6 +1468,20 @@ fn insert_runs_tx(db: &mut dyn Db, runs: &[(i64, &StoredRun)]) -> Result<Vec<i64
         .collect();
     db.insert_rows("run_values", &VALUE_COLUMNS, &value_rows)?;
     Ok(ids)
+}
+
+/// Runs in the order of their sessions' starts, then their own: already so as a rule
+/// (rows come back as they were written), else sorted by a permutation, since moving
+/// the rows themselves costs more than the comparisons.
+fn in_session_order(runs: Vec<(i64, RunRow)>) -> Vec<RunRow> {
+    let key = |(started, r): &(i64, RunRow)| (*started, r.session_id, r.run.run_index, r.id);
+    if runs.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+        return runs.into_iter().map(|(_, row)| row).collect();
+    }
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_unstable_by_key(|&i| key(&runs[i]));
+    let mut slots: Vec<Option<RunRow>> = runs.into_iter().map(|(_, row)| Some(row)).collect();
+    order.iter().filter_map(|&i| slots[i].take()).collect()
 }
 
 /// A run as the cells of [`RUN_COLUMNS`].

@@ -1,5 +1,7 @@
 //! Reading runs back: every run gets its own values (in metric order) whatever the
 //! interleaving of labels and sessions, and the JSON columns come back as stored.
+mod pg;
+
 use kbench_record::stored_run;
 use kbench_record::{Direction, MetricValue, RunRecord};
 use kbench_store::{NewSession, RawJson, Store, StoredRun, Value};
@@ -28,7 +30,20 @@ fn session(label: &str, started: u64) -> NewSession {
 #[test]
 fn runs_of_interleaved_labels_keep_their_own_values() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("k.db")).unwrap();
+    interleaved_labels_read_back(&dir.path().join("k.db"));
+}
+
+/// The same on PostgreSQL, which hands rows back as they were written: here, not in
+/// the sessions' order, so kbench's own ordering is what is tested.
+#[test]
+fn on_postgres_runs_of_interleaved_labels_keep_their_own_values() {
+    if let Some(url) = pg::fresh_database("interleaved_labels") {
+        interleaved_labels_read_back(std::path::Path::new(&url));
+    }
+}
+
+fn interleaved_labels_read_back(path: &std::path::Path) {
+    let mut store = Store::open(path).unwrap();
     // Sessions started out of id order, runs inserted out of run order, across labels.
     let late = store.begin_session(&session("a", 20)).unwrap();
     let other = store.begin_session(&session("b", 5)).unwrap();
@@ -55,6 +70,13 @@ fn runs_of_interleaved_labels_keep_their_own_values() {
         .map(|r| (r.session_id, r.run.run_index))
         .collect();
     assert_eq!(order, [(early, 0), (early, 1), (late, 0), (late, 1)]);
+    let for_analysis: Vec<(i64, u32)> = store
+        .runs_for_analysis("a")
+        .unwrap()
+        .iter()
+        .map(|r| (r.session_id, r.run.run_index))
+        .collect();
+    assert_eq!(for_analysis, order);
     let firsts: Vec<f64> = runs.iter().map(|r| r.run.values[0].value).collect();
     assert_eq!(firsts, [4.0, 2.0, 3.0, 0.0]);
     for r in &runs {
