@@ -487,7 +487,7 @@ fn push_copy_binary(cell: &Cell, ty: &Type, out: &mut Vec<u8>) -> Result<(), Str
                 Cell::Real(_) => "a real",
                 Cell::Text(_) => "text",
                 Cell::Blob(_) => "bytes",
-                Cell::Null => unreachable!("NULL goes anywhere"),
+                Cell::Null => "NULL",
             };
             return Err(format!("{kind} does not go into a column of type {ty}"));
         }

@@ -930,41 +930,32 @@ impl Store {
     ) -> Result<(), StoreError> {
         let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         let mut current: Option<(i64, usize)> = None;
+        let (sql, params) = values_query(label, scope, rows);
         // No ORDER BY: SQLite walks run_values by its (run_id, metric) key, so the rows
         // come grouped by run; any order is taken, and the metric order is made sure of
         // below.
-        self.db().query_each(
-            &format!(
-                "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary
-                 FROM run_values v JOIN runs r ON r.id = v.run_id
-                      JOIN sessions s ON s.id = r.session_id
-                 WHERE s.label = ?1{}",
-                scope.condition
-            ),
-            &scope.params_after(label),
-            &mut |r| {
-                let run_id = r.i64(0)?;
-                let i = match current {
-                    Some((id, i)) if id == run_id => i,
-                    _ => match index.get(&run_id) {
-                        Some(&i) => {
-                            current = Some((run_id, i));
-                            i
-                        }
-                        // A run committed between the two queries.
-                        None => return Ok(()),
-                    },
-                };
-                rows[i].run.values.push(Value {
-                    metric: r.str(1)?.to_string(),
-                    value: r.f64(2)?,
-                    unit: r.str(3)?.to_string(),
-                    higher_is_better: r.flag(4)?,
-                    primary: r.flag(5)?,
-                });
-                Ok(())
-            },
-        )?;
+        self.db().query_each(&sql, &params, &mut |r| {
+            let run_id = r.i64(0)?;
+            let i = match current {
+                Some((id, i)) if id == run_id => i,
+                _ => match index.get(&run_id) {
+                    Some(&i) => {
+                        current = Some((run_id, i));
+                        i
+                    }
+                    // A run committed between the two queries.
+                    None => return Ok(()),
+                },
+            };
+            rows[i].run.values.push(Value {
+                metric: r.str(1)?.to_string(),
+                value: r.f64(2)?,
+                unit: r.str(3)?.to_string(),
+                higher_is_better: r.flag(4)?,
+                primary: r.flag(5)?,
+            });
+            Ok(())
+        })?;
         for row in rows {
             let values = &mut row.run.values;
             if !values.windows(2).all(|w| w[0].metric <= w[1].metric) {
@@ -1470,6 +1461,63 @@ fn insert_runs_tx(db: &mut dyn Db, runs: &[(i64, &StoredRun)]) -> Result<Vec<i64
     Ok(ids)
 }
 
+/// At most this many ranges of run ids make a values query; more (a label whose runs
+/// interleave another's, as `ab` writes them) and the query finds the runs by label.
+const MAX_VALUE_RANGES: usize = 16;
+
+/// The query of the values of `runs`, read just before as `label`'s in `scope`: by the
+/// ranges of consecutive ids they make, where there are a few, which the server reads
+/// from the values' key alone; else through the runs' sessions, by label, which joins
+/// every run and value of the tables (four times the server's time on two labels of
+/// 10,000 runs). A run stored after `runs` were read has an id past them either way,
+/// and its values are not read.
+fn values_query(label: &str, scope: &SessionScope, runs: &[RunRow]) -> (String, Vec<Cell>) {
+    const COLUMNS: &str =
+        "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary";
+    let ranges = id_ranges(runs.iter().map(|r| r.id));
+    if ranges.len() > MAX_VALUE_RANGES {
+        let sql = format!(
+            "{COLUMNS} FROM run_values v JOIN runs r ON r.id = v.run_id
+                 JOIN sessions s ON s.id = r.session_id
+             WHERE s.label = ?1{}",
+            scope.condition
+        );
+        return (sql, scope.params_after(label));
+    }
+    if ranges.is_empty() {
+        return (
+            format!("{COLUMNS} FROM run_values v WHERE 0 = 1"),
+            Vec::new(),
+        );
+    }
+    let conditions: Vec<String> = (0..ranges.len())
+        .map(|i| format!("v.run_id BETWEEN ?{} AND ?{}", 2 * i + 1, 2 * i + 2))
+        .collect();
+    let params = ranges
+        .iter()
+        .flat_map(|&(first, last)| [Cell::Int(first), Cell::Int(last)])
+        .collect();
+    let sql = format!(
+        "{COLUMNS} FROM run_values v WHERE {}",
+        conditions.join(" OR ")
+    );
+    (sql, params)
+}
+
+/// The ranges of consecutive numbers `ids` make, in order, each as (first, last).
+fn id_ranges(ids: impl Iterator<Item = i64>) -> Vec<(i64, i64)> {
+    let mut ids: Vec<i64> = ids.collect();
+    ids.sort_unstable();
+    let mut ranges: Vec<(i64, i64)> = Vec::new();
+    for id in ids {
+        match ranges.last_mut() {
+            Some((_, last)) if id <= *last + 1 => *last = (*last).max(id),
+            _ => ranges.push((id, id)),
+        }
+    }
+    ranges
+}
+
 /// Runs in the order of their sessions' starts, then their own: already so as a rule
 /// (rows come back as they were written), else sorted by a permutation, since moving
 /// the rows themselves costs more than the comparisons.
@@ -1545,3 +1593,42 @@ fn distinct_values(values: &[Value]) -> Vec<&Value> {
 }
 
 pub use crate::sqlite::{is_busy, is_disk_full, is_read_only};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_ranges_are_the_stretches_of_consecutive_ids() {
+        assert_eq!(id_ranges([].into_iter()), []);
+        assert_eq!(id_ranges([7].into_iter()), [(7, 7)]);
+        assert_eq!(
+            id_ranges([5, 3, 4, 9, 10, 12, 4].into_iter()),
+            [(3, 5), (9, 10), (12, 12)]
+        );
+    }
+
+    #[test]
+    fn values_are_read_by_ranges_up_to_the_bound_then_by_label() {
+        let runs = |ids: &[i64]| -> Vec<RunRow> {
+            ids.iter()
+                .map(|&id| RunRow {
+                    id,
+                    session_id: 1,
+                    label: "l".into(),
+                    boot_id: None,
+                    run: StoredRun::default(),
+                    placement: None,
+                })
+                .collect()
+        };
+        let scope = SessionScope::all();
+        let (sql, params) = values_query("l", &scope, &runs(&[1, 2, 3, 10]));
+        assert!(sql.ends_with("v.run_id BETWEEN ?1 AND ?2 OR v.run_id BETWEEN ?3 AND ?4"));
+        assert_eq!(params, [1, 3, 10, 10].map(Cell::Int));
+        let alternate: Vec<i64> = (0..=MAX_VALUE_RANGES as i64).map(|i| 2 * i).collect();
+        let (sql, params) = values_query("l", &scope, &runs(&alternate));
+        assert!(sql.contains("WHERE s.label = ?1"), "{sql}");
+        assert_eq!(params, [Cell::from("l")]);
+    }
+}

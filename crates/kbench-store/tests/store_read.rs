@@ -90,6 +90,64 @@ fn interleaved_labels_read_back(path: &std::path::Path) {
     assert!(store.runs("none").unwrap().is_empty());
 }
 
+/// A label's values are read by the ranges of its runs' ids where there are a few,
+/// and by label where its runs interleave another's (as `ab` writes them) in more:
+/// either way each run gets its own values and no other run's.
+#[test]
+fn values_read_by_id_ranges_or_by_label_are_each_runs_own() {
+    let dir = tempfile::tempdir().unwrap();
+    values_of_interleaved_runs_read_back(&dir.path().join("k.db"));
+    if let Some(url) = pg::fresh_database("values_by_ranges") {
+        values_of_interleaved_runs_read_back(std::path::Path::new(&url));
+    }
+}
+
+fn values_of_interleaved_runs_read_back(path: &std::path::Path) {
+    let mut store = Store::open(path).unwrap();
+    let few = store.begin_session(&session("few", 1)).unwrap();
+    let many = store.begin_session(&session("many", 2)).unwrap();
+    let other = store.begin_session(&session("other", 3)).unwrap();
+    // "few": three stretches of ids; "many": forty runs alternating with "other"'s.
+    let mut order = Vec::new();
+    for stretch in 0..3 {
+        order.extend([few; 4]);
+        order.push(other);
+        order.extend([many, other].repeat(if stretch == 0 { 40 } else { 0 }));
+    }
+    let mut index = std::collections::HashMap::new();
+    for sid in order {
+        let run_index = index.entry(sid).or_insert(0u32);
+        let run = StoredRun {
+            workload: "w".into(),
+            run_index: *run_index,
+            values: vec![value(
+                "m",
+                (sid * 1000) as f64 + f64::from(*run_index),
+                true,
+            )],
+            ..StoredRun::default()
+        };
+        *run_index += 1;
+        store.insert_run(sid, &run).unwrap();
+    }
+    for (label, sid, n) in [("few", few, 12), ("many", many, 40), ("other", other, 43)] {
+        for runs in [
+            store.runs(label).unwrap(),
+            store.runs_for_analysis(label).unwrap(),
+        ] {
+            let values: Vec<f64> = runs
+                .iter()
+                .map(|r| {
+                    assert_eq!(r.run.values.len(), 1, "{label}");
+                    r.run.values[0].value
+                })
+                .collect();
+            let expected: Vec<f64> = (0..n).map(|i| (sid * 1000 + i) as f64).collect();
+            assert_eq!(values, expected, "{label}");
+        }
+    }
+}
+
 #[test]
 fn json_columns_round_trip_and_the_record_parses() {
     let dir = tempfile::tempdir().unwrap();
