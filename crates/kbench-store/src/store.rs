@@ -1466,11 +1466,11 @@ fn insert_runs_tx(db: &mut dyn Db, runs: &[(i64, &StoredRun)]) -> Result<Vec<i64
 const MAX_VALUE_RANGES: usize = 16;
 
 /// The query of the values of `runs`, read just before as `label`'s in `scope`: by the
-/// ranges of consecutive ids they make, where there are a few, which the server reads
-/// from the values' key alone; else through the runs' sessions, by label, which joins
+/// ranges of consecutive ids they make, where there are a few, which need no join (the
+/// values' key finds them); else through the runs' sessions, by label, which joins
 /// every run and value of the tables (four times the server's time on two labels of
-/// 10,000 runs). A run stored after `runs` were read has an id past them either way,
-/// and its values are not read.
+/// 10,000 runs). A run stored after `runs` were read is in none of the ranges, which
+/// hold their ids only, and the join's rows of it are passed over.
 fn values_query(label: &str, scope: &SessionScope, runs: &[RunRow]) -> (String, Vec<Cell>) {
     const COLUMNS: &str =
         "SELECT v.run_id, v.metric, v.value, v.unit, v.higher_is_better, v.is_primary";
