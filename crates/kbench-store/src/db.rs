@@ -98,11 +98,36 @@ macro_rules! cells {
     };
 }
 
+/// A row to store, as [`cells!`] makes parameters but owned: built in place, where
+/// `cells![...].to_vec()` would copy every text (a record, an environment) again.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! cell_row {
+    ($($value:expr),* $(,)?) => {
+        vec![$($crate::db::Cell::from($value)),*]
+    };
+}
+
 /// One result row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Row(pub Vec<Cell>);
 
 impl Row {
+    /// Refills the row with a result row of `columns` cells, `fill` setting each in
+    /// place (text into the buffer the cell holds): [`Db::query_each`]'s one row. The
+    /// length is set each time, since a caller may have taken the cells.
+    pub(crate) fn refill(
+        &mut self,
+        columns: usize,
+        mut fill: impl FnMut(usize, &mut Cell) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.0.resize(columns, Cell::Null);
+        for (i, cell) in self.0.iter_mut().enumerate() {
+            fill(i, cell)?;
+        }
+        Ok(())
+    }
+
     fn cell(&self, i: usize) -> Result<&Cell, StoreError> {
         self.0
             .get(i)

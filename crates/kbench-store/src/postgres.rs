@@ -517,10 +517,7 @@ impl Db for PostgresDb {
         let mut rows = self.client.query_raw(&statement, as_params(params))?;
         let mut row = Row::default();
         while let Some(r) = rows.next()? {
-            row.0.resize(columns, Cell::Null);
-            for (i, cell) in row.0.iter_mut().enumerate() {
-                fill_cell(cell, &r, i)?;
-            }
+            row.refill(columns, |i, cell| fill_cell(cell, &r, i))?;
             each(&mut row)?;
         }
         Ok(())

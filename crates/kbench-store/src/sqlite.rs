@@ -204,10 +204,10 @@ impl Db for SqliteDb {
         let mut rows = stmt.raw_query();
         let mut row = Row::default();
         while let Some(r) = rows.next()? {
-            row.0.resize(columns, Cell::Null);
-            for (i, cell) in row.0.iter_mut().enumerate() {
+            row.refill(columns, |i, cell| {
                 fill_cell(cell, r.get_ref(i)?);
-            }
+                Ok(())
+            })?;
             each(&mut row)?;
         }
         Ok(())

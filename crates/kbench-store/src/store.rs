@@ -4,11 +4,11 @@
 //!
 //! Every run is its own transaction, so a crash loses at most the run in flight; a
 //! session written whole (an import, a boot, a push) is one transaction.
-use crate::cells;
 use crate::db::{numbered, Cell, Db, Row};
 use crate::kernel_config::{self, config_hash};
 use crate::location::Location;
 use crate::machine::MACHINE_SQL;
+use crate::{cell_row, cells};
 pub use kbench_record::stored::{SessionWithRuns, SummaryRow};
 use kbench_record::{
     legacy_primary, mark_legacy_primary, ImportSource, Imported, NewSession, ObservedPlacement,
@@ -1177,7 +1177,7 @@ const SESSION_COLUMNS: [&str; 15] = [
 /// A new session as the cells of [`SESSION_COLUMNS`], with a new UUID when it has none.
 fn session_cells(s: &NewSession) -> Vec<Cell> {
     let uuid = s.uuid.clone().unwrap_or_else(new_session_uuid);
-    cells![
+    cell_row![
         &s.label,
         &s.kind,
         s.boot_id.as_ref(),
@@ -1194,7 +1194,6 @@ fn session_cells(s: &NewSession) -> Vec<Cell> {
         crate::machine::machine_of(s.environment.as_ref()),
         crate::machine::machine_id_of(s.environment.as_ref()),
     ]
-    .to_vec()
 }
 
 /// A pushed session's UUID (checked to be there before it is stored).
@@ -1511,7 +1510,8 @@ fn id_ranges(ids: impl Iterator<Item = i64>) -> Vec<(i64, i64)> {
     let mut ranges: Vec<(i64, i64)> = Vec::new();
     for id in ids {
         match ranges.last_mut() {
-            Some((_, last)) if id <= *last + 1 => *last = (*last).max(id),
+            // Sorted: `id` is at least `last`.
+            Some((_, last)) if id <= *last + 1 => *last = id,
             _ => ranges.push((id, id)),
         }
     }
@@ -1536,31 +1536,28 @@ fn in_session_order(runs: Vec<(i64, RunRow)>) -> Vec<RunRow> {
 fn run_cells(id: i64, session_id: i64, run: &StoredRun) -> Vec<Cell> {
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
     let facts = run.record_facts();
-    // A vector built in place: a record is kilobytes, and `cells!` is a slice to copy.
-    vec![
-        Cell::from(id),
-        Cell::from(session_id),
-        Cell::from(&run.workload),
-        Cell::from(params_text),
-        Cell::from(&run.variant),
-        Cell::from(run.run_index),
-        Cell::from(run.warmup),
-        Cell::from(run.exit_status),
-        Cell::from(run.start_unix_ns.map(to_i64)),
-        Cell::from(run.end_unix_ns.map(to_i64)),
-        Cell::from(run.pinned_cpus.as_ref()),
-        Cell::from(run.cpus_used.as_ref()),
-        Cell::from(run.rusage.as_ref().map(RawJson::as_str)),
-        Cell::from(run.tasks.as_ref().map(RawJson::as_str)),
-        Cell::from(run.record.as_ref().map(RawJson::as_str)),
-        Cell::from(run.error.as_ref()),
-        Cell::from(
-            run.ab_side
-                .as_ref()
-                .and_then(|a| serde_json::to_string(a).ok()),
-        ),
-        Cell::from(facts.placement.and_then(|p| serde_json::to_string(&p).ok())),
-        Cell::from(facts.has_series),
+    cell_row![
+        id,
+        session_id,
+        &run.workload,
+        params_text,
+        &run.variant,
+        run.run_index,
+        run.warmup,
+        run.exit_status,
+        run.start_unix_ns.map(to_i64),
+        run.end_unix_ns.map(to_i64),
+        run.pinned_cpus.as_ref(),
+        run.cpus_used.as_ref(),
+        run.rusage.as_ref().map(RawJson::as_str),
+        run.tasks.as_ref().map(RawJson::as_str),
+        run.record.as_ref().map(RawJson::as_str),
+        run.error.as_ref(),
+        run.ab_side
+            .as_ref()
+            .and_then(|a| serde_json::to_string(a).ok()),
+        facts.placement.and_then(|p| serde_json::to_string(&p).ok()),
+        facts.has_series,
     ]
 }
 
