@@ -505,7 +505,6 @@ fn boots(sessions: &[SessionRow]) -> usize {
         .len()
 }
 
-/// A per-run metric of one key, both sides, at the replication level the runs have.
 /// The rows of one key: its runs pooled, then split by CPU class and by placement
 /// where the runs had more than one.
 fn key_rows(
@@ -535,6 +534,7 @@ fn key_rows(
     rows
 }
 
+/// A per-run metric of one key, both sides, at the replication level the runs have.
 fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context) -> CompareRow {
     let noise = ctx.noise(&ComponentKey {
         run: key.run.clone(),

@@ -191,16 +191,7 @@ fn placements_are_stored_and_never_pooled_with_free_runs() {
     assert_eq!(news, ["b", "c"]);
     // The rows are worked out on every CPU, and the labels read at once: on one CPU
     // the report is the same.
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let allowed = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap();
-    let first_cpu: String = allowed
-        .trim()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
+    let first_cpu = kbench_workloads::cpus::allowed_cpus().unwrap()[0].to_string();
     let one_cpu = std::process::Command::new("taskset")
         .args(["-c", &first_cpu, kbench_bin()])
         .args(["compare", "a", "b", "c", "--db", db, "--format", "json"])
