@@ -7,13 +7,14 @@ use crate::db::{Cell, Db, Row};
 use crate::location::PostgresTarget;
 use crate::schema::{current_version, POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION};
 use crate::store::{busy_timeout, StoreError};
-use postgres::error::SqlState;
-use postgres::fallible_iterator::FallibleIterator;
-use postgres::types::{IsNull, ToSql, Type};
-use postgres::{Client, Config, NoTls, Statement};
+use futures_util::{SinkExt, TryStreamExt};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 /// The advisory lock migrations run under (any constant, the same in every kbench).
 const MIGRATION_LOCK: i64 = 0x6b62_656e_6368_0001;
@@ -24,10 +25,28 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The client library's keepalive idle time when the URL names none.
 const DEFAULT_KEEPALIVES_IDLE: Duration = Duration::from_secs(2 * 60 * 60);
 
+/// How long a closing connection waits to tell the server it goes.
+const CLOSE_WITHIN: Duration = Duration::from_secs(1);
+
+/// One connection, driven on a runtime of its own in the calling thread: each request
+/// is one `block_on`, and a query's rows are all read in one. (The synchronous
+/// `postgres` client enters its runtime once a row: for a label's 70,000 values, half
+/// of what reading them cost the reader.)
 pub struct PostgresDb {
-    client: Client,
+    runtime: tokio::runtime::Runtime,
+    /// `None` once closing ([`Drop`]), when it is dropped to end the connection.
+    client: Option<Client>,
+    connection: Connection,
     /// Prepared once per connection: a push runs the same few statements many times.
     statements: HashMap<String, Statement>,
+}
+
+/// The task that reads and writes the connection's socket, and the error it ended
+/// with: a request made after that fails as "connection closed", and is given this
+/// error instead (the server's shutdown, the network's reset).
+struct Connection {
+    task: Option<tokio::task::JoinHandle<()>>,
+    ended_by: Arc<Mutex<Option<tokio_postgres::Error>>>,
 }
 
 /// What connecting needs: the client's configuration and, when TLS is asked for, the
@@ -47,10 +66,17 @@ struct Tls {
 pub fn open(target: &PostgresTarget, existing: bool) -> Result<PostgresDb, StoreError> {
     let where_ = crate::location::Location::Postgres(target.clone()).display();
     let connect = connect_options(target)?;
-    let client = connect_within(connect)
-        .map_err(|why| StoreError::Unusable(format!("{where_}: cannot connect: {why}")))?;
+    let cannot = |why: String| StoreError::Unusable(format!("{where_}: cannot connect: {why}"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| cannot(e.to_string()))?;
+    let (client, connection) = runtime.block_on(connect_within(connect)).map_err(cannot)?;
     let mut db = PostgresDb {
-        client,
+        runtime,
+        client: Some(client),
+        connection,
         statements: HashMap::new(),
     };
     db.make_current(&where_, existing)?;
@@ -58,39 +84,38 @@ pub fn open(target: &PostgresTarget, existing: bool) -> Result<PostgresDb, Store
     // lz4 costs a fraction of the CPU of the default pglz, the largest part of a
     // push's server time, and compresses records about as well. A server built
     // without lz4 refuses the setting and keeps pglz.
-    let _ = db
-        .client
-        .batch_execute("SET default_toast_compression = 'lz4'");
+    let _ = db.request(async |client| {
+        Ok(client
+            .batch_execute("SET default_toast_compression = 'lz4'")
+            .await?)
+    });
     Ok(db)
 }
 
 /// Connects, giving up when the server has not completed the startup (TLS, the
-/// authentication) within the connect timeout and 20 s more: the client library's
-/// own timeout covers only the TCP connect, and a server that accepts and then says
-/// nothing must not hang kbench. A connection given up on is left to its thread,
-/// which ends with the process.
-fn connect_within(connect: Connect) -> Result<Client, String> {
-    let deadline = connect
+/// authentication) within three times the connect timeout (30 s unless the URL says):
+/// the client library's own timeout covers only the TCP connect, and a server that
+/// accepts and then says nothing must not hang kbench.
+async fn connect_within(connect: Connect) -> Result<(Client, Connection), String> {
+    let deadline = 3 * connect
         .config
         .get_connect_timeout()
         .copied()
-        .unwrap_or(CONNECT_TIMEOUT)
-        + Duration::from_secs(20);
+        .unwrap_or(CONNECT_TIMEOUT);
     let tls = match &connect.tls {
         Some(tls) => Some(rustls_connector(tls).map_err(|e| e.to_string())?),
         None => None,
     };
-    let (sender, receiver) = std::sync::mpsc::channel();
     let config = connect.config;
-    std::thread::spawn(move || {
-        let client = match tls {
-            None => config.connect(NoTls),
-            Some(tls) => config.connect(tls),
-        };
-        let _ = sender.send(client);
-    });
-    match receiver.recv_timeout(deadline) {
-        Ok(Ok(client)) => Ok(client),
+    let connected = tokio::time::timeout(deadline, async {
+        match tls {
+            None => config.connect(NoTls).await.map(Connection::spawn),
+            Some(tls) => config.connect(tls).await.map(Connection::spawn),
+        }
+    })
+    .await;
+    match connected {
+        Ok(Ok(connected)) => Ok(connected),
         Ok(Err(e)) => Err(describe_error(&e)),
         Err(_) => Err(format!(
             "the server did not complete the connection within {} s",
@@ -99,12 +124,65 @@ fn connect_within(connect: Connect) -> Result<Client, String> {
     }
 }
 
+impl Connection {
+    /// Drives `connection` in a task of the current runtime, which runs whenever a
+    /// request is waited for.
+    fn spawn<S, T>(
+        (client, connection): (Client, tokio_postgres::Connection<S, T>),
+    ) -> (Client, Connection)
+    where
+        tokio_postgres::Connection<S, T>:
+            std::future::Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
+    {
+        let ended_by = Arc::new(Mutex::new(None));
+        let keep = Arc::clone(&ended_by);
+        let task = tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                if let Ok(mut slot) = keep.lock() {
+                    *slot = Some(e);
+                }
+            }
+        });
+        let connection = Connection {
+            task: Some(task),
+            ended_by,
+        };
+        (client, connection)
+    }
+
+    /// `error`, or when it is only "connection closed", why the connection ended.
+    fn explained(&self, error: StoreError) -> StoreError {
+        match error {
+            StoreError::Postgres(e) if e.is_closed() => {
+                let why = self.ended_by.lock().ok().and_then(|mut slot| slot.take());
+                StoreError::Postgres(why.unwrap_or(e))
+            }
+            other => other,
+        }
+    }
+}
+
+impl Drop for PostgresDb {
+    /// Tells the server the client goes, as the synchronous client did: the client
+    /// dropped, its connection sends Terminate and ends.
+    fn drop(&mut self) {
+        self.statements.clear();
+        self.client = None;
+        if let Some(task) = self.connection.task.take() {
+            // The timer is made inside the runtime, which it needs.
+            let _ = self
+                .runtime
+                .block_on(async { tokio::time::timeout(CLOSE_WITHIN, task).await });
+        }
+    }
+}
+
 fn connect_options(target: &PostgresTarget) -> Result<Connect, StoreError> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let (mut config, tls) = match target {
         PostgresTarget::Url(url) => {
             let (url, tls) = kbench_url_options(url)?;
-            let config: Config = url.parse().map_err(|e: postgres::Error| {
+            let config: Config = url.parse().map_err(|e: tokio_postgres::Error| {
                 StoreError::Unusable(format!(
                     "{}: not a PostgreSQL URL: {}",
                     crate::location::without_password(&url),
@@ -269,7 +347,7 @@ impl PostgresDb {
     /// Creates or migrates the schema unless it is current; a reader that finds it
     /// current writes nothing, so a read-only role can compare.
     fn make_current(&mut self, where_: &str, existing: bool) -> Result<(), StoreError> {
-        match schema_version(self)? {
+        match schema_version_at_open(self)? {
             Some(v) if v == current_version() => return Ok(()),
             Some(v) if v > current_version() => return Err(newer(where_, v)),
             // A version table without its row is no more a kbench database.
@@ -324,13 +402,43 @@ impl PostgresDb {
         })
     }
 
+    /// Runs one request of the client to its end.
+    fn request<T>(
+        &self,
+        request: impl AsyncFnOnce(&Client) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let Some(client) = &self.client else {
+            return Err(StoreError::Unusable("the connection is closed".into()));
+        };
+        self.runtime
+            .block_on(request(client))
+            .map_err(|e| self.connection.explained(e))
+    }
+
     fn statement(&mut self, sql: &str) -> Result<Statement, StoreError> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.client.prepare(&numbered_parameters(sql))?;
+        let text = numbered_parameters(sql);
+        let statement = self.request(async |client| Ok(client.prepare(&text).await?))?;
         self.statements.insert(sql.to_string(), statement.clone());
         Ok(statement)
+    }
+
+    fn batch_execute(&self, sql: &str) -> Result<(), StoreError> {
+        self.request(async |client| Ok(client.batch_execute(sql).await?))
+    }
+}
+
+/// [`schema_version`] outside a transaction, in one statement: the version table
+/// read, and "no such table" taken for no kbench tables. (An error would end a
+/// transaction, and the catalog view costs a new server process more than a
+/// millisecond to plan, on every command's way in.)
+fn schema_version_at_open(db: &mut dyn Db) -> Result<Option<i64>, StoreError> {
+    match db.query_one("SELECT max(version) FROM kbench_schema", &[]) {
+        Ok(version) => Ok(Some(version.opt_i64(0)?.unwrap_or(0))),
+        Err(StoreError::Postgres(e)) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -385,7 +493,7 @@ impl ToSql for Cell {
     fn to_sql(
         &self,
         ty: &Type,
-        out: &mut postgres::types::private::BytesMut,
+        out: &mut tokio_postgres::types::private::BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match self {
             Cell::Null => Ok(IsNull::Yes),
@@ -415,11 +523,11 @@ impl ToSql for Cell {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// Sets `cell` to column `i` of `row`, in the cell's own text buffer where it has one.
-fn fill_cell(cell: &mut Cell, row: &postgres::Row, i: usize) -> Result<(), StoreError> {
+fn fill_cell(cell: &mut Cell, row: &tokio_postgres::Row, i: usize) -> Result<(), StoreError> {
     let ty = row.columns()[i].type_();
     let value = match *ty {
         Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map(Cell::Int),
@@ -502,7 +610,7 @@ fn as_params(params: &[Cell]) -> Vec<&(dyn ToSql + Sync)> {
 impl Db for PostgresDb {
     fn execute(&mut self, sql: &str, params: &[Cell]) -> Result<u64, StoreError> {
         let statement = self.statement(sql)?;
-        Ok(self.client.execute(&statement, &as_params(params))?)
+        self.request(async |client| Ok(client.execute(&statement, &as_params(params)).await?))
     }
 
     fn query_each(
@@ -514,28 +622,29 @@ impl Db for PostgresDb {
         let statement = self.statement(sql)?;
         let columns = statement.columns().len();
         // Rows as they arrive: the next ones come while these are turned into runs.
-        let mut rows = self.client.query_raw(&statement, as_params(params))?;
-        let mut row = Row::default();
-        while let Some(r) = rows.next()? {
-            row.refill(columns, |i, cell| fill_cell(cell, &r, i))?;
-            each(&mut row)?;
-        }
-        Ok(())
+        self.request(async |client| {
+            let rows = client.query_raw(&statement, as_params(params)).await?;
+            let mut rows = std::pin::pin!(rows);
+            let mut row = Row::default();
+            while let Some(r) = rows.try_next().await? {
+                row.refill(columns, |i, cell| fill_cell(cell, &r, i))?;
+                each(&mut row)?;
+            }
+            Ok(())
+        })
     }
 
     fn begin_write(&mut self) -> Result<(), StoreError> {
-        self.client.batch_execute("BEGIN")?;
-        Ok(())
+        self.batch_execute("BEGIN")
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.client.batch_execute("COMMIT")?;
-        Ok(())
+        self.batch_execute("COMMIT")
     }
 
     fn rollback(&mut self) {
         // A lost connection rolls the transaction back on the server by itself.
-        let _ = self.client.batch_execute("ROLLBACK");
+        let _ = self.batch_execute("ROLLBACK");
     }
 
     fn insert_rows(
@@ -564,19 +673,20 @@ impl Db for PostgresDb {
             }
         }
         data.extend_from_slice(&(-1i16).to_be_bytes());
-        let mut writer = self.client.copy_in(&format!(
-            "COPY {table} ({columns}) FROM STDIN (FORMAT binary)"
-        ))?;
-        std::io::Write::write_all(&mut writer, &data)
-            .map_err(|e| StoreError::Unusable(format!("sending rows of {table}: {e}")))?;
-        writer.finish()?;
-        Ok(())
+        let copy = format!("COPY {table} ({columns}) FROM STDIN (FORMAT binary)");
+        self.request(async |client| {
+            let sink = client.copy_in::<_, bytes::Bytes>(&copy).await?;
+            let mut sink = std::pin::pin!(sink);
+            sink.send(bytes::Bytes::from(data)).await?;
+            sink.finish().await?;
+            Ok(())
+        })
     }
 
     fn refresh_statistics(&mut self) -> Result<(), StoreError> {
         // Not the runs' rusage, tasks and record: no query filters or joins on them,
         // and sampling them decompresses thousands of records, a third of the time.
-        self.client.batch_execute(
+        self.batch_execute(
             "ANALYZE sessions, run_values, runs (id, session_id, workload, params, variant,
                  run_index, warmup, exit_status, start_unix_ns, end_unix_ns, pinned_cpus,
                  cpus_used, error, ab_side, placement, has_series)",
@@ -626,7 +736,7 @@ impl Db for PostgresDb {
 
 /// The server's own message where there is one (`ERROR: permission denied for table
 /// sessions`), else the client's.
-pub fn describe_error(e: &postgres::Error) -> String {
+pub fn describe_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => {
@@ -646,13 +756,13 @@ pub fn describe_error(e: &postgres::Error) -> String {
 }
 
 /// Whether a lock stayed held by another writer past the lock timeout.
-pub fn is_lock_timeout(e: &postgres::Error) -> bool {
+pub fn is_lock_timeout(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE)
 }
 
 /// Whether the server refused this role (a read-only role writing, a standby, a
 /// role without SELECT reading).
-pub fn is_permission_denied(e: &postgres::Error) -> bool {
+pub fn is_permission_denied(e: &tokio_postgres::Error) -> bool {
     matches!(
         e.code(),
         Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE || *c == SqlState::READ_ONLY_SQL_TRANSACTION
@@ -660,7 +770,7 @@ pub fn is_permission_denied(e: &postgres::Error) -> bool {
 }
 
 /// Whether the connection to the server was lost (the server stopped or went away).
-pub fn is_connection_lost(e: &postgres::Error) -> bool {
+pub fn is_connection_lost(e: &tokio_postgres::Error) -> bool {
     e.is_closed()
         || matches!(
             e.code(),

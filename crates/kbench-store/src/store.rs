@@ -45,7 +45,7 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[cfg(feature = "postgres")]
     #[error("PostgreSQL: {}", crate::postgres::describe_error(.0))]
-    Postgres(#[from] ::postgres::Error),
+    Postgres(#[from] ::tokio_postgres::Error),
     /// A stored value does not read back (a config that does not decompress).
     #[error("corrupt database: {0}")]
     Corrupt(String),

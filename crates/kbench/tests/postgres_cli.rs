@@ -316,6 +316,39 @@ fn the_server_stopped_mid_push_is_one_error_and_the_push_then_completes() {
 }
 
 #[test]
+fn a_server_that_accepts_and_says_nothing_is_given_up_on() {
+    // Takes connections and never answers, as a server whose disk or CPU is stuck.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    let url = format!("postgres://kbench@127.0.0.1:{port}/x?connect_timeout=1");
+    let started = Instant::now();
+    let mut child = kbench_command()
+        .args(["list", "--db", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang is a failure, not a stuck test.
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("kbench still waits for the silent server after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = one_line_error(&out, 2, &["list"]);
+    assert!(
+        err.contains("did not complete the connection within 3 s"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_read_only_role_compares_and_cannot_write() {
     let Some(db) = pg::fresh_database("cli_read_only") else {
         return;
