@@ -84,11 +84,7 @@ pub fn open(target: &PostgresTarget, existing: bool) -> Result<PostgresDb, Store
     // lz4 costs a fraction of the CPU of the default pglz, the largest part of a
     // push's server time, and compresses records about as well. A server built
     // without lz4 refuses the setting and keeps pglz.
-    let _ = db.request(async |client| {
-        Ok(client
-            .batch_execute("SET default_toast_compression = 'lz4'")
-            .await?)
-    });
+    let _ = db.batch_execute("SET default_toast_compression = 'lz4'");
     Ok(db)
 }
 
@@ -435,11 +431,17 @@ impl PostgresDb {
 /// transaction, and the catalog view costs a new server process more than a
 /// millisecond to plan, on every command's way in.)
 fn schema_version_at_open(db: &mut dyn Db) -> Result<Option<i64>, StoreError> {
-    match db.query_one("SELECT max(version) FROM kbench_schema", &[]) {
-        Ok(version) => Ok(Some(version.opt_i64(0)?.unwrap_or(0))),
+    match stored_version(db) {
+        Ok(version) => Ok(Some(version)),
         Err(StoreError::Postgres(e)) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The version kbench_schema holds (0 for no row).
+fn stored_version(db: &mut dyn Db) -> Result<i64, StoreError> {
+    let version = db.query_one("SELECT max(version) FROM kbench_schema", &[])?;
+    Ok(version.opt_i64(0)?.unwrap_or(0))
 }
 
 /// The version of kbench's schema; `None` when the database has no kbench tables
@@ -448,8 +450,7 @@ fn schema_version(db: &mut dyn Db) -> Result<Option<i64>, StoreError> {
     if !db.query_one(&table_exists("kbench_schema"), &[])?.flag(0)? {
         return Ok(None);
     }
-    let version = db.query_one("SELECT max(version) FROM kbench_schema", &[])?;
-    Ok(Some(version.opt_i64(0)?.unwrap_or(0)))
+    stored_version(db).map(Some)
 }
 
 /// Whether the schema kbench uses has table `name`. Read from pg_tables, not with

@@ -3,6 +3,7 @@
 mod common;
 use common::{
     bench_record, kbench, kbench_bin, kbench_command, one_line_error, perf_present, text,
+    wait_within,
 };
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -733,18 +734,8 @@ fn seccomp_supervisor_does_not_wait_forever_for_a_dead_target() {
     let target = target.expect("the target process");
     // SAFETY: plain kill(2) of a grandchild of this test.
     unsafe { libc::kill(target as i32, libc::SIGKILL) };
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let status = status.expect("kbench waited forever for a dead target");
+    let status = wait_within(&mut child, Duration::from_secs(20))
+        .expect("kbench waited forever for a dead target");
     assert_eq!(status.code(), Some(1));
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();

@@ -1,9 +1,9 @@
 //! `kbench exec` reads what a command prints: a process the command leaves behind,
 //! still writing to the captured pipe, must not keep kbench waiting.
 mod common;
-use common::kbench_command;
+use common::{kbench_command, wait_within};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn a_writer_left_behind_does_not_keep_exec_waiting() {
@@ -18,18 +18,7 @@ fn a_writer_left_behind_does_not_keep_exec_waiting() {
         .spawn()
         .expect("start kbench");
     // Generous: a hang is what is tested, not a speed.
-    let limit = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let status = status.expect("kbench exec still waiting on the output of `yes` after 60 s");
+    let status = wait_within(&mut child, Duration::from_secs(60))
+        .expect("kbench exec still waiting on the output of `yes` after 60 s");
     assert!(status.success(), "{status:?}");
 }

@@ -5,7 +5,7 @@ mod common;
 #[path = "../../kbench-store/tests/pg/mod.rs"]
 mod pg;
 
-use common::{kbench_command, kbench_db_arg, one_line_error, stdout_ok, text};
+use common::{kbench_command, kbench_db_arg, one_line_error, stdout_ok, text, wait_within};
 use kbench_store::{NewSession, SessionWithRuns, Store, StoredRun, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -325,7 +325,6 @@ fn a_server_that_accepts_and_says_nothing_is_given_up_on() {
         drop(held);
     });
     let url = format!("postgres://kbench@127.0.0.1:{port}/x?connect_timeout=1");
-    let started = Instant::now();
     let mut child = kbench_command()
         .args(["list", "--db", &url])
         .stdout(Stdio::null())
@@ -333,13 +332,8 @@ fn a_server_that_accepts_and_says_nothing_is_given_up_on() {
         .spawn()
         .unwrap();
     // A hang is a failure, not a stuck test.
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("kbench still waits for the silent server after 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_within(&mut child, Duration::from_secs(60))
+        .expect("kbench still waits for the silent server after 60 s");
     let out = child.wait_with_output().unwrap();
     let err = one_line_error(&out, 2, &["list"]);
     assert!(

@@ -6,7 +6,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
+use std::time::{Duration, Instant};
 
 /// The kbench binary under test.
 pub fn kbench_bin() -> &'static str {
@@ -120,6 +121,23 @@ pub fn series<'a>(record: &'a serde_json::Value, name: &str) -> &'a serde_json::
 /// The CPUs this process may run on, at least 1.
 pub fn usable_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// How `child` ended, or `None` when it was still running after `limit`: it is then
+/// killed and reaped, so a hang fails its test rather than stalling it.
+pub fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for kbench") {
+            return Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The error of a refused command: exit status `code` and one line on stderr, which
