@@ -11,8 +11,9 @@
 #   scripts/bisect-kernel.sh [WORK_DIR]    # default: a new directory under /tmp, kept
 #
 # KBENCH names the kbench to run (default: scripts/build-static.sh's release build),
-# KBENCH_INIT the static one to boot as /init (default: KBENCH). Run again with the same
-# WORK_DIR, it resumes the bisection.
+# KBENCH_INIT the static one to boot as /init (default: KBENCH), KBENCH_CLOCK the
+# boots' clock: `wall` (default) or `instructions` (counted boots, TCG's icount:
+# docs/vm-ab.md). Run again with the same WORK_DIR, it resumes the bisection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -125,7 +126,7 @@ db=$work/bisect.db
 # random.trust_cpu=on: this kernel has no other early entropy, and the guest's
 # getrandom (a session's UUID) would block until the pool fills, minutes under TCG.
 args=(--tree "$tree" --db "$db" --init "$init" --accel tcg --exit-timeout 2
-    --kernel-arg random.trust_cpu=on
+    --kernel-arg random.trust_cpu=on --clock "${KBENCH_CLOCK:-wall}"
     --suite 'pipe:-l 2000 --placement same-cpu' --runs 3)
 if [[ -f $db ]]; then
     "$kbench" bisect --resume "${args[@]}"

@@ -3,6 +3,7 @@
 //! of the machine, and found again for a comparison made on the same machine.
 use crate::group::{self, RunKey};
 use crate::LabelData;
+use kbench_record::Clock;
 use kbench_stats::{components_from_units, noise_components, Level, NoiseComponents};
 use kbench_store::{CalibrationComponent, CalibrationRow, NewCalibration, SessionRow, Store};
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,14 @@ pub struct Fingerprint {
     /// FNV-1a of the kernel command line, hex.
     pub cmdline_hash: Option<String>,
     pub kbench_version: String,
+    /// What the figures were measured with: counted boots' noise (instructions) is
+    /// not a timed machine's.
+    #[serde(default, skip_serializing_if = "is_wall")]
+    pub clock: Clock,
+}
+
+fn is_wall(clock: &Clock) -> bool {
+    *clock == Clock::Wall
 }
 
 impl Fingerprint {
@@ -51,20 +60,24 @@ impl Fingerprint {
             kernel_release: snapshot.kernel_release.clone(),
             cmdline_hash: snapshot.cmdline.as_deref().map(fnv1a_hex),
             kbench_version: kbench_version.to_string(),
+            clock: Clock::Wall,
         }
     }
 
     /// Whether a calibration with this fingerprint describes `machine`'s noise: the
-    /// same host name (known on both), the same CPU models, and the same machine id
-    /// where both have one (a calibration made before ids describes the machine of its
-    /// name, as it did then).
+    /// same host name (known on both), the same CPU models, the same machine id where
+    /// both have one (a calibration made before ids describes the machine of its name,
+    /// as it did then), and the same clock.
     pub fn same_machine(&self, machine: &Fingerprint) -> bool {
         let hosts_agree = matches!((&self.host, &machine.host), (Some(a), Some(b)) if a == b);
         let ids_agree = match (&self.machine_id, &machine.machine_id) {
             (Some(a), Some(b)) => a == b,
             _ => true,
         };
-        hosts_agree && self.cpu_models == machine.cpu_models && ids_agree
+        hosts_agree
+            && self.cpu_models == machine.cpu_models
+            && ids_agree
+            && self.clock == machine.clock
     }
 
     /// Whether kernel release and command line agree.
@@ -108,11 +121,20 @@ impl Calibration {
     }
 }
 
-/// The fingerprint of the machine a set of sessions ran on (the newest snapshot).
+/// The fingerprint of the machine a set of sessions ran on (the newest snapshot), with
+/// the clock its figures were measured with.
 pub fn fingerprint_of(sessions: &[SessionRow]) -> Option<Fingerprint> {
     sessions.iter().rev().find_map(|s| {
         let snapshot = crate::snapshot(s)?;
-        Some(Fingerprint::of(snapshot, &s.kbench_version))
+        let clock = s
+            .environment
+            .as_ref()
+            .map(|e| e.clock())
+            .unwrap_or_default();
+        Some(Fingerprint {
+            clock,
+            ..Fingerprint::of(snapshot, &s.kbench_version)
+        })
     })
 }
 
@@ -318,5 +340,21 @@ mod tests {
             ..board(Some("dt:aa"))
         };
         assert!(!a.same_machine(&elsewhere), "an id does not join two names");
+        // A counted guest's noise is in instructions: never a timed guest's.
+        let counted = Fingerprint {
+            clock: kbench_record::Clock::Instructions,
+            ..board(Some("dt:aa"))
+        };
+        assert!(!a.same_machine(&counted) && !counted.same_machine(&a));
+        assert!(counted.same_machine(&counted));
+        let json = serde_json::to_value(&a).unwrap();
+        assert!(
+            json.get("clock").is_none(),
+            "a timed fingerprint as before: {json}"
+        );
+        assert_eq!(
+            serde_json::to_value(&counted).unwrap()["clock"],
+            "instructions"
+        );
     }
 }

@@ -194,6 +194,8 @@ fn side_summary(label: &str, loaded: &LabelData) -> SideSummary {
 struct Context<'a> {
     opts: ReportOptions,
     calibration: Option<&'a Calibration>,
+    /// δ's floor when `--delta` is not given: the default of the labels' clock.
+    default_delta_pct: f64,
 }
 
 impl Context<'_> {
@@ -209,8 +211,14 @@ impl Context<'_> {
         self.calibration?.find(key).cloned()
     }
 
-    /// The row's delta: `--delta`, or the larger of 1 % and what the calibration lets
-    /// this machine resolve with `units` of `level` a side.
+    /// `--delta`, or the default of the labels' clock.
+    fn delta_or_default(&self) -> f64 {
+        self.opts.delta_pct.unwrap_or(self.default_delta_pct)
+    }
+
+    /// The row's delta: `--delta`, or the larger of the clock's default (1 % timed)
+    /// and what the calibration lets this machine resolve with `units` of `level` a
+    /// side.
     fn delta_for(
         &self,
         noise: Option<&kbench_stats::NoiseComponents>,
@@ -228,7 +236,7 @@ impl Context<'_> {
             kbench_stats::resolvable_change_pct(n, level, units, self.opts.alpha)
         });
         match resolvable {
-            Some(r) if r > DEFAULT_DELTA_PCT => (
+            Some(r) if r > self.default_delta_pct => (
                 r,
                 Some(Diagnostic::DeltaRaised {
                     delta_pct: r,
@@ -236,7 +244,7 @@ impl Context<'_> {
                     units,
                 }),
             ),
-            _ => (DEFAULT_DELTA_PCT, None),
+            _ => (self.default_delta_pct, None),
         }
     }
 }
@@ -350,6 +358,7 @@ pub fn compare_loaded(
 ) -> Result<CompareReport, AnalysisError> {
     let (base, new) = (base_data.label.as_str(), new_data.label.as_str());
     refuse_same(base, new)?;
+    let clock = crate::clock::shared_clock((base, &base_data.sessions), (new, &new_data.sessions))?;
     let machines = select_machines(base_data, new_data, machines)?;
     let (a, b) = (
         narrowed(base_data, machines.as_ref()),
@@ -372,6 +381,7 @@ pub fn compare_loaded(
     let ctx = Context {
         opts,
         calibration: calibration.as_ref(),
+        default_delta_pct: crate::clock::default_delta_pct(clock),
     };
     let (groups_b, groups_a) = crate::parallel::join(
         || group::group(&b.runs, &b.sessions),
@@ -413,6 +423,9 @@ pub fn compare_loaded(
     if rows.is_empty() {
         notes.push(ReportNote::NothingToCompare);
     }
+    if clock == kbench_record::Clock::Instructions {
+        notes.push(ReportNote::Counted);
+    }
     let calibration_used = calibration
         .as_ref()
         .map(|c| calibration_used(c, machine.as_ref(), &rows, &ctx));
@@ -421,7 +434,7 @@ pub fn compare_loaded(
         base: side_summary(base, &a),
         new: side_summary(new, &b),
         delta: DeltaChoice {
-            pct: opts.delta_pct.unwrap_or(DEFAULT_DELTA_PCT),
+            pct: ctx.delta_or_default(),
             explicit: opts.delta_pct.is_some(),
         },
         calibration: calibration_used,
@@ -914,7 +927,7 @@ fn compare_summaries(a: &[SummaryRow], b: &[SummaryRow], ctx: &Context) -> Vec<C
         else {
             continue;
         };
-        let delta = ctx.opts.delta_pct.unwrap_or(DEFAULT_DELTA_PCT);
+        let delta = ctx.delta_or_default();
         let c = kbench_stats::compare_summaries(
             &SummaryStats::from_std_error(sa.mean, sa.std_error, sa.n as usize),
             &SummaryStats::from_std_error(sb.mean, sb.std_error, sb.n as usize),

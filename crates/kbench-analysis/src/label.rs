@@ -34,6 +34,22 @@ impl LabelData {
         })
     }
 
+    /// Several labels of one experiment as one (an A/A's two sides, to calibrate from),
+    /// under the first one's name.
+    pub fn joined(labels: Vec<LabelData>) -> LabelData {
+        let mut joined = LabelData::default();
+        for (i, data) in labels.into_iter().enumerate() {
+            if i == 0 {
+                joined.label = data.label;
+            }
+            joined.runs.extend(data.runs);
+            joined.sessions.extend(data.sessions);
+            joined.summaries.extend(data.summaries);
+        }
+        joined.sessions.sort_by_key(|s| s.id);
+        joined
+    }
+
     /// Reads two labels at once: `second` on a connection of its own, in a thread of
     /// its own, while `first` is read on `store`'s. Where the database cannot be
     /// opened twice, one after the other.

@@ -8,6 +8,7 @@
 pub mod bisect;
 pub mod calibration;
 pub mod carried;
+pub mod clock;
 pub mod compare;
 pub mod group;
 pub mod history;

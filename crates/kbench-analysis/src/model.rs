@@ -404,6 +404,9 @@ pub enum ReportNote {
     OneBoot { side: SideName },
     /// The labels share no workload with the same parameters.
     NothingToCompare,
+    /// Both labels are counted boots (`--clock instructions`): their time figures are
+    /// instructions executed.
+    Counted,
 }
 
 /// Primary verdicts counted.

@@ -2,7 +2,9 @@
 //! kind each op takes, how long an op takes, and so the largest change of the primary
 //! metric that saving NS per event could make (events per op × NS / time per op);
 //! against an observed change, the saving per event it would need, set beside what
-//! such an event costs on this machine in all, where kbench measured that.
+//! such an event costs on this machine in all, where kbench measured that. Counted
+//! runs (boots under `--clock instructions`) do the same sums in instructions: an op's
+//! instructions, and a saving of instructions per event.
 //!
 //! Kernel text has no instruction-level model here: the events per op and the costs
 //! are measured, the saving is the user's.
@@ -84,19 +86,58 @@ impl Event {
     }
 }
 
-/// A saving the user claims: `NS` nanoseconds per `event`.
+/// What an op's cost and a saving are counted in: nanoseconds for timed runs,
+/// instructions for counted ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostUnit {
+    Ns,
+    Insns,
+}
+
+impl CostUnit {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CostUnit::Ns => "ns",
+            CostUnit::Insns => "insns",
+        }
+    }
+}
+
+/// A saving the user claims: `amount` of `unit` per `event`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Saving {
     pub event: Event,
-    pub ns: f64,
+    pub amount: f64,
+    pub unit: CostUnit,
+}
+
+/// `--saving`'s amounts: a number with a time unit (ns when none) or instructions.
+fn parse_amount(text: &str) -> Option<(f64, CostUnit)> {
+    let text = text.trim();
+    let digits_end = text
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits_end);
+    let value: f64 = number.trim().parse().ok()?;
+    let (scale, cost_unit) = match unit.trim() {
+        "" | "ns" => (1.0, CostUnit::Ns),
+        "us" => (1e3, CostUnit::Ns),
+        "ms" => (1e6, CostUnit::Ns),
+        "insn" | "insns" => (1.0, CostUnit::Insns),
+        _ => return None,
+    };
+    Some((value * scale, cost_unit)).filter(|(v, _)| v.is_finite() && *v > 0.0)
 }
 
 impl Saving {
-    /// `EVENT=NS`, as `--saving` takes it.
+    /// `EVENT=AMOUNT`, as `--saving` takes it: `ipi=300`, `irq=5ns`, `irq=0.3us` (a
+    /// time, ns when no unit is given), or `ipi=28insns` (instructions, for counted
+    /// runs).
     pub fn parse(text: &str) -> Result<Saving, String> {
-        let (event, ns) = text
-            .split_once('=')
-            .ok_or_else(|| format!("--saving {text}: expected EVENT=NS, e.g. ipi=300"))?;
+        let (event, amount) = text.split_once('=').ok_or_else(|| {
+            format!("--saving {text}: expected EVENT=NS, e.g. ipi=300, irq=0.3us or ipi=28insns")
+        })?;
         let event = Event::parse(event.trim()).ok_or_else(|| {
             let names: Vec<&str> = Event::ALL.iter().map(|e| e.name()).collect();
             format!(
@@ -104,20 +145,24 @@ impl Saving {
                 names.join(", ")
             )
         })?;
-        let ns: f64 = ns
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v > 0.0)
-            .ok_or_else(|| format!("--saving {text}: NS must be a positive number"))?;
-        Ok(Saving { event, ns })
+        let (amount, unit) = parse_amount(amount).ok_or_else(|| {
+            format!(
+                "--saving {text}: the saving must be a positive number of ns (or us, ms), or of insns"
+            )
+        })?;
+        Ok(Saving {
+            event,
+            amount,
+            unit,
+        })
     }
 }
 
 /// What an event costs on this machine in all, measured by one of kbench's workloads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredCost {
-    pub ns: f64,
+    /// In the row's [`CostUnit`].
+    pub amount: f64,
     /// How it was measured, e.g. `ipi/ipi round trip p50`.
     pub source: String,
     /// An upper bound (an op holds more than one such event's worth of work).
@@ -140,9 +185,11 @@ pub struct PlausibleRow {
     pub workload: String,
     pub params: String,
     pub variant: String,
-    /// The primary metric and its median time per op, in ns.
+    /// The primary metric and its median per op, in `cost_unit`: time (ns), or
+    /// instructions for counted runs.
     pub metric: String,
-    pub time_per_op_ns: f64,
+    pub cost_per_op: f64,
+    pub cost_unit: CostUnit,
     pub runs: usize,
     pub saving: Saving,
     /// Median events per op over the runs; `None` when the runs do not count it.
@@ -150,8 +197,8 @@ pub struct PlausibleRow {
     /// The largest change the saving could make: events/op × NS / time per op, in %.
     pub max_change_pct: Option<f64>,
     pub observed: Option<ObservedChange>,
-    /// The saving per event the observed change needs.
-    pub needed_ns: Option<f64>,
+    /// The saving per event the observed change needs, in `cost_unit`.
+    pub needed_per_event: Option<f64>,
     pub measured_cost: Option<MeasuredCost>,
     /// How the observed change (its interval, else its estimate) stands to the largest
     /// change the saving could make.
@@ -227,20 +274,34 @@ pub fn plausible_of(
     let costs = measured_costs(&workloads);
     let mut rows = Vec::new();
     for (key, runs) in &workloads {
-        let Some((metric, time_per_op_ns)) = time_per_op(runs) else {
+        let Some((metric, cost_per_op, cost_unit)) = cost_per_op(runs) else {
             continue;
         };
         for saving in savings {
+            if saving.unit != cost_unit {
+                return Err(crate::AnalysisError::Usage(format!(
+                    "'{label}' is {} ({} {metric} per op): give --saving {} in {}",
+                    if cost_unit == CostUnit::Insns {
+                        "counted"
+                    } else {
+                        "timed"
+                    },
+                    cost_unit.symbol(),
+                    saving.event.name(),
+                    match cost_unit {
+                        CostUnit::Insns => "instructions, e.g. ipi=28insns",
+                        CostUnit::Ns => "time, e.g. ipi=300ns",
+                    }
+                )));
+            }
             let events_per_op = saving
                 .event
                 .per_op_by_definition(&key.workload)
                 .or_else(|| events_per_op(runs, saving.event));
-            let max_change_pct = events_per_op.map(|e| 100.0 * e * saving.ns / time_per_op_ns);
+            let max_change_pct = events_per_op.map(|e| 100.0 * e * saving.amount / cost_per_op);
             let change = observed.and_then(|r| observed_change(r, key, &metric));
-            let needed_ns = match (&change, events_per_op) {
-                (Some(c), Some(e)) if e > 0.0 => {
-                    Some(c.shift_pct.abs() / 100.0 * time_per_op_ns / e)
-                }
+            let needed_per_event = match (&change, events_per_op) {
+                (Some(c), Some(e)) if e > 0.0 => Some(c.shift_pct.abs() / 100.0 * cost_per_op / e),
                 _ => None,
             };
             let verdict = change
@@ -252,13 +313,14 @@ pub fn plausible_of(
                 params: key.params.clone(),
                 variant: key.variant.clone(),
                 metric: metric.clone(),
-                time_per_op_ns,
+                cost_per_op,
+                cost_unit,
                 runs: runs.len(),
                 saving: *saving,
                 events_per_op,
                 max_change_pct,
                 observed: change,
-                needed_ns,
+                needed_per_event,
                 measured_cost: costs
                     .iter()
                     .find(|(e, _)| *e == saving.event)
@@ -299,17 +361,26 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// The primary metric and its median in ns per op, when it is a time per op (pipe's
-/// usecs/op, a latency in ns); a total time is not.
-fn time_per_op(runs: &[&RunRow]) -> Option<(String, f64)> {
+/// The primary metric and its median per op in its cost unit, when it is a time per op
+/// (pipe's usecs/op, a latency in ns) or, counted, instructions per op; a total is not.
+fn cost_per_op(runs: &[&RunRow]) -> Option<(String, f64, CostUnit)> {
     let primary = runs[0].run.values.iter().find(|v| v.primary)?;
-    let scale = ns_per_unit(&primary.unit)?;
+    let (scale, unit) = cost_per_unit(&primary.unit)?;
     let values = runs
         .iter()
         .filter_map(|r| r.run.values.iter().find(|v| v.metric == primary.metric))
         .map(|v| v.value * scale)
         .collect();
-    Some((primary.metric.clone(), median(values)?))
+    Some((primary.metric.clone(), median(values)?, unit))
+}
+
+/// How many ns (or, counted, instructions) one unit of a per-op metric is; `None` for
+/// a metric that is no cost per op.
+fn cost_per_unit(unit: &str) -> Option<(f64, CostUnit)> {
+    match unit {
+        "insns" | "insns/op" => Some((1.0, CostUnit::Insns)),
+        _ => Some((ns_per_unit(unit)?, CostUnit::Ns)),
+    }
 }
 
 /// Nanoseconds per unit of a metric that is a time per op; `None` for the others.
@@ -361,7 +432,8 @@ fn observed_change(report: &CompareReport, key: &RunKey, metric: &str) -> Option
 
 /// What events cost here in all, from the label's own runs of the workloads that
 /// measure them: the IPI round trip (`ipi`), a wake of an idle CPU (`wakeup`), and a
-/// context switch as at most a same-CPU pipe op per switch.
+/// context switch as at most a same-CPU pipe op per switch; counted runs' in
+/// instructions.
 fn measured_costs(workloads: &[(RunKey, Vec<&RunRow>)]) -> Vec<(Event, MeasuredCost)> {
     let metric_median = |runs: &[&RunRow], metric: &str| -> Option<f64> {
         median(
@@ -371,28 +443,41 @@ fn measured_costs(workloads: &[(RunKey, Vec<&RunRow>)]) -> Vec<(Event, MeasuredC
                 .collect(),
         )
     };
+    // A figure timed (ns, or pipe's us) or counted (instructions), in its cost unit.
+    let either = |runs: &[&RunRow], timed: &str, ns_per: f64, counted: &str| {
+        metric_median(runs, timed)
+            .map(|v| v * ns_per)
+            .or_else(|| metric_median(runs, counted))
+    };
     let mut costs = Vec::new();
     for (key, runs) in workloads {
         let same_cpu = key.params.contains("placement=same-cpu");
         match WorkloadId::of(&key.workload) {
             Some(WorkloadId::Ipi) => {
-                if let Some(ns) = metric_median(runs, "ipi_round_trip_p50_ns") {
+                let round_trip = either(
+                    runs,
+                    "ipi_round_trip_p50_ns",
+                    1.0,
+                    "ipi_round_trip_p50_insns",
+                );
+                if let Some(amount) = round_trip {
                     for event in [Event::Ipi, Event::IpiCall] {
-                        costs.push((event, cost(ns, "ipi/ipi round trip p50", false)));
+                        costs.push((event, cost(amount, "ipi/ipi round trip p50", false)));
                     }
                 }
             }
             Some(WorkloadId::Wakeup) => {
-                if let Some(ns) = metric_median(runs, "wake_latency_p50_ns") {
-                    costs.push((Event::Wake, cost(ns, "sched/wakeup latency p50", false)));
+                let wake = either(runs, "wake_latency_p50_ns", 1.0, "wake_latency_p50_insns");
+                if let Some(amount) = wake {
+                    costs.push((Event::Wake, cost(amount, "sched/wakeup latency p50", false)));
                 }
             }
             Some(WorkloadId::Pipe) if same_cpu => {
-                let per_op =
-                    metric_median(runs, "usecs_per_op").zip(metric_median(runs, "csw_per_op"));
-                if let Some((usecs, csw)) = per_op.filter(|(_, csw)| *csw > 0.0) {
-                    let source = "sched/pipe same-cpu: usecs/op over csw/op";
-                    costs.push((Event::Csw, cost(usecs * 1e3 / csw, source, true)));
+                let per_op = either(runs, "usecs_per_op", 1e3, "insns_per_op")
+                    .zip(metric_median(runs, "csw_per_op"));
+                if let Some((op, csw)) = per_op.filter(|(_, csw)| *csw > 0.0) {
+                    let source = "sched/pipe same-cpu: per op over csw/op";
+                    costs.push((Event::Csw, cost(op / csw, source, true)));
                 }
             }
             _ => {}
@@ -408,9 +493,9 @@ fn measured_costs(workloads: &[(RunKey, Vec<&RunRow>)]) -> Vec<(Event, MeasuredC
     unique
 }
 
-fn cost(ns: f64, source: &str, upper_bound: bool) -> MeasuredCost {
+fn cost(amount: f64, source: &str, upper_bound: bool) -> MeasuredCost {
     MeasuredCost {
-        ns,
+        amount,
         source: source.to_string(),
         upper_bound,
     }
@@ -456,10 +541,25 @@ mod tests {
             Saving::parse("ipi:call=250").unwrap(),
             Saving {
                 event: Event::IpiCall,
-                ns: 250.0
+                amount: 250.0,
+                unit: CostUnit::Ns,
             }
         );
+        // A time with its unit, or instructions for counted runs.
+        let amount = |text: &str| {
+            let s = Saving::parse(text).unwrap();
+            (s.amount, s.unit)
+        };
+        assert_eq!(amount("irq=5ns"), (5.0, CostUnit::Ns));
+        assert_eq!(amount("irq=0.3us"), (300.0, CostUnit::Ns));
+        assert_eq!(amount("irq=5"), (5.0, CostUnit::Ns));
+        assert_eq!(amount("irq=1e3"), (1000.0, CostUnit::Ns));
+        assert_eq!(amount("ipi=28insns"), (28.0, CostUnit::Insns));
+        assert_eq!(amount("ipi=28 insn"), (28.0, CostUnit::Insns));
         assert!(Saving::parse("ipi").unwrap_err().contains("EVENT=NS"));
+        assert!(Saving::parse("ipi=5cycles")
+            .unwrap_err()
+            .contains("positive number"));
         assert!(Saving::parse("dma=5")
             .unwrap_err()
             .contains("unknown event"));

@@ -237,6 +237,7 @@ pub fn sequential_of(
             )));
         }
     }
+    crate::clock::shared_clock((&a.label, &a.sessions), (&b.label, &b.sessions))?;
     let calibration = match options.use_calibration {
         true => same_machine_calibration(store, a, b)?,
         false => None,

@@ -4,6 +4,7 @@
 use crate::deb::Arch;
 use kbench_console::lava::{abba, Side};
 use kbench_console::{Kind, RESULTS_PORT};
+use kbench_record::Clock;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -25,6 +26,19 @@ pub struct QemuSetup {
     /// A raw disk image attached as the guest's first virtio-blk disk (`/dev/vda`),
     /// on which `blkio` completes on a device interrupt.
     pub disk: Option<PathBuf>,
+    /// What the guest's clock measures: wall time, or (TCG's icount) instructions.
+    pub clock: Clock,
+}
+
+/// icount's shift for a counted boot: each guest instruction is 2^0 = 1 ns of guest
+/// time, so a guest's ns are instructions. A fixed shift keeps the host out of it
+/// (`auto` would follow the host's speed).
+pub const ICOUNT_SHIFT: u32 = 0;
+
+/// The qemu words of a counted clock: icount at [`ICOUNT_SHIFT`], and with every vCPU
+/// idle the clock jumps to the next timer instead of waiting in real time.
+fn icount_args() -> [String; 2] {
+    ["-icount".into(), format!("shift={ICOUNT_SHIFT},sleep=off")]
 }
 
 /// Where one boot's output goes.
@@ -104,11 +118,28 @@ fn kernel_cmdline(setup: &QemuSetup, kernel: &BootKernel<'_>, nonce: &str) -> St
     cmdline
 }
 
+/// The CPU a counted x86 guest gets unless told: TCG's most capable, without
+/// `cmpxchg16b`. qemu 7.2 under icount sometimes leaves EFLAGS holding the low bits of
+/// RAX after SLUB's `this_cpu_cmpxchg16b` in `kmem_cache_alloc`, and the kernel dies
+/// of a double fault 1.4 s into its boot (one boot in 10-25 here); without the
+/// instruction the kernel takes its own emulation of it, and no boot of 50 died
+/// (docs/vm-ab.md, "Counted boots").
+pub const COUNTED_X86_CPU: &str = "max,cx16=off";
+
 /// The qemu binary and machine of an architecture, and its CPU: `cpu`, else under KVM
-/// the host's, else the most capable one TCG emulates.
-fn machine_args<'a>(arch: Arch, accel: &str, cpu: Option<&'a str>) -> (&'static str, Vec<&'a str>) {
+/// the host's, else the most capable one TCG emulates ([`COUNTED_X86_CPU`] counted).
+fn machine_args<'a>(
+    arch: Arch,
+    accel: &str,
+    cpu: Option<&'a str>,
+    clock: Clock,
+) -> (&'static str, Vec<&'a str>) {
     let kvm = accel == "kvm";
-    let cpu = cpu.unwrap_or(if kvm { "host" } else { "max" });
+    let tcg_cpu = match (arch, clock) {
+        (Arch::X86_64, Clock::Instructions) => COUNTED_X86_CPU,
+        _ => "max",
+    };
+    let cpu = cpu.unwrap_or(if kvm { "host" } else { tcg_cpu });
     match arch {
         Arch::X86_64 => ("qemu-system-x86_64", vec!["-cpu", cpu]),
         Arch::Arm64 => (
@@ -133,7 +164,8 @@ pub fn qemu_command(
     nonce: &str,
     files: &BootFiles,
 ) -> Command {
-    let (default_qemu, machine) = machine_args(kernel.arch, accel, setup.cpu.as_deref());
+    let (default_qemu, machine) =
+        machine_args(kernel.arch, accel, setup.cpu.as_deref(), setup.clock);
     let mut cmd = Command::new(setup.qemu.as_deref().unwrap_or(default_qemu));
     cmd.args(["-accel", accel])
         .args(machine)
@@ -163,6 +195,12 @@ pub fn qemu_command(
         let path = disk.display().to_string().replace(',', ",,");
         cmd.arg("-drive")
             .arg(format!("file={path},if=virtio,format=raw"));
+    }
+    if setup.clock == Clock::Instructions {
+        cmd.args(icount_args());
+        // A guest that counts its time has no timing jitter to gather entropy from:
+        // an arm64 kernel without a hardware RNG then waits minutes at boot.
+        cmd.args(["-device", "virtio-rng-pci"]);
     }
     if let Some(qmp) = &files.qmp {
         cmd.arg("-qmp")
@@ -194,7 +232,13 @@ pub struct AccelChoice {
 /// else `None`: a /dev/kvm that answers is not enough, since a nested KVM can create
 /// a VM whose kernel then never prints a line (this project's CI machines), so the
 /// caller probes with [`kvm_probe_command`] and decides with [`accel_after_probe`].
-pub fn accel_without_probe_needed(asked: &str, arch: Arch) -> Option<AccelChoice> {
+pub fn accel_without_probe_needed(asked: &str, arch: Arch, clock: Clock) -> Option<AccelChoice> {
+    if clock == Clock::Instructions {
+        return Some(AccelChoice {
+            accel: "tcg".into(),
+            reason: "--clock instructions: the guest's clock counts instructions under TCG's icount, so TCG".into(),
+        });
+    }
     if asked != "auto" {
         return Some(AccelChoice {
             accel: asked.to_string(),
@@ -224,7 +268,7 @@ fn tcg(why: String) -> AccelChoice {
 /// A boot of the kernel itself under KVM, without an initramfs, to the panic it
 /// reaches when it finds no root; its console goes to `log`.
 pub fn kvm_probe_command(setup: &QemuSetup, arch: Arch, kernel: &Path, log: &Path) -> Command {
-    let (default_qemu, machine) = machine_args(arch, "kvm", setup.cpu.as_deref());
+    let (default_qemu, machine) = machine_args(arch, "kvm", setup.cpu.as_deref(), Clock::Wall);
     let mut cmd = Command::new(setup.qemu.as_deref().unwrap_or(default_qemu));
     cmd.args(["-accel", "kvm"])
         .args(machine)
@@ -279,7 +323,10 @@ fn runs_natively(arch: Arch) -> bool {
 }
 
 /// What `--dry-run` shows for `auto`, which runs no probe.
-pub fn accel_for_dry_run(asked: &str, arch: Arch) -> String {
+pub fn accel_for_dry_run(asked: &str, arch: Arch, clock: Clock) -> String {
+    if clock == Clock::Instructions {
+        return "tcg".into();
+    }
     match asked {
         "auto" if runs_natively(arch) && Path::new("/dev/kvm").exists() => "kvm".into(),
         "auto" => "tcg".into(),
@@ -433,6 +480,7 @@ mod tests {
             qemu_args: Vec::new(),
             kernel_words: vec!["kbench.runs=3".into(), "pti=off".into()],
             disk: None,
+            clock: Clock::Wall,
         };
         let own = vec!["pti=on".to_string()];
         let kernel = BootKernel {
@@ -449,6 +497,96 @@ mod tests {
             ..kernel
         };
         assert!(kernel_cmdline(&setup, &neither, "n1").ends_with("kbench.runs=3 pti=off"));
+    }
+
+    /// The words of a command, for asserting on.
+    fn words(cmd: &Command) -> Vec<String> {
+        cmd.get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_counted_clock_is_icount_at_a_fixed_shift_under_tcg_with_an_rng() {
+        let mut setup = QemuSetup {
+            qemu: None,
+            cpu: None,
+            smp: 2,
+            mem_mib: 512,
+            qemu_args: Vec::new(),
+            kernel_words: Vec::new(),
+            disk: None,
+            clock: Clock::Instructions,
+        };
+        let kernel = BootKernel {
+            arch: Arch::Arm64,
+            image: Path::new("Image"),
+            own_words: &[],
+        };
+        let files = BootFiles::in_dir(Path::new("/tmp"), 0, false);
+        let counted = words(&qemu_command(
+            &setup,
+            "tcg",
+            &kernel,
+            Path::new("i"),
+            "n",
+            &files,
+        ));
+        let at = counted
+            .iter()
+            .position(|w| w == "-icount")
+            .expect("-icount");
+        assert_eq!(counted[at + 1], "shift=0,sleep=off");
+        assert!(counted
+            .windows(2)
+            .any(|w| w == ["-device", "virtio-rng-pci"]));
+        // Whatever was asked, a counted clock is TCG's.
+        for asked in ["auto", "kvm", "tcg"] {
+            let choice = accel_without_probe_needed(asked, Arch::X86_64, Clock::Instructions);
+            assert_eq!(choice.map(|c| c.accel).as_deref(), Some("tcg"));
+            assert_eq!(
+                accel_for_dry_run(asked, Arch::X86_64, Clock::Instructions),
+                "tcg"
+            );
+        }
+        // An x86 guest counts on a CPU without cmpxchg16b, unless one is named.
+        let x86 = BootKernel {
+            arch: Arch::X86_64,
+            ..kernel
+        };
+        let counted = words(&qemu_command(
+            &setup,
+            "tcg",
+            &x86,
+            Path::new("i"),
+            "n",
+            &files,
+        ));
+        assert!(counted.windows(2).any(|w| w == ["-cpu", COUNTED_X86_CPU]));
+        setup.cpu = Some("Skylake-Client".into());
+        let named = words(&qemu_command(
+            &setup,
+            "tcg",
+            &x86,
+            Path::new("i"),
+            "n",
+            &files,
+        ));
+        assert!(named.windows(2).any(|w| w == ["-cpu", "Skylake-Client"]));
+        setup.cpu = None;
+        setup.clock = Clock::Wall;
+        let timed = words(&qemu_command(
+            &setup,
+            "tcg",
+            &x86,
+            Path::new("i"),
+            "n",
+            &files,
+        ));
+        assert!(!timed
+            .iter()
+            .any(|w| w == "-icount" || w == "virtio-rng-pci"));
+        assert!(timed.windows(2).any(|w| w == ["-cpu", "max"]));
     }
 
     #[test]

@@ -2,14 +2,20 @@
 //! host's label, with what the guest and the host said of the boot in its environment,
 //! and its runs; or, when the log cannot be trusted, a failed session saying why. Shared
 //! by `kbench vm-ab` (its own boots) and `kbench import-console` (a board's).
+use crate::qemu::ICOUNT_SHIFT;
 use crate::qmp::VcpuPin;
 use kbench_console::payload::Received;
 use kbench_record::{
-    BootEnvironment, GuestUptimes, KernelSource, NewSession, SessionEnvironment, StoredRun,
+    counted_value, BootEnvironment, Clock, GuestUptimes, KernelSource, NewSession,
+    SessionEnvironment, StoredRun,
 };
 
 /// The notice a TCG run carries, in the output and in its sessions.
 pub const TCG_NOTICE: &str = "qemu ran under TCG (emulation): its timings measure the emulator, not the kernel; use the verdicts to check that both kernels work, not which is faster";
+
+/// The notice a counted boot carries instead: what its figures are, and what they
+/// cannot see.
+pub const COUNTED_NOTICE: &str = "qemu ran under TCG with icount (--clock instructions): every time figure is the guest's instructions executed (1 ns of guest time = 1 instruction), repeatable from boot to boot and blind to the host's load; they cannot see caches, the TLB, branch prediction or memory latency";
 
 /// What the host saw of a boot beyond its log.
 #[derive(Debug, Default)]
@@ -48,6 +54,9 @@ pub struct BootTarget<'a> {
     pub command_line: &'a str,
     /// Where the booted kernel came from, when the host knows (a bisection's commit).
     pub kernel: &'a KernelSource,
+    /// What the guest's clock measured: a counted boot's time figures are stored as
+    /// instructions.
+    pub clock: Clock,
 }
 
 /// A boot as it is to be stored.
@@ -87,6 +96,9 @@ impl JudgedBoot {
             session.uuid = None;
         }
         let runs = match &failure {
+            None if target.clock == Clock::Instructions => {
+                received.records.into_iter().map(counted_run).collect()
+            }
             None => received.records,
             Some(reason) => vec![StoredRun {
                 workload: "boot".into(),
@@ -120,6 +132,15 @@ impl JudgedBoot {
             (None, _) => Ok(()),
         }
     }
+}
+
+/// A run of a counted boot, its time figures as the instructions they are. The record
+/// keeps the guest's own figures, in the guest's ns.
+fn counted_run(mut run: StoredRun) -> StoredRun {
+    for value in &mut run.values {
+        *value = counted_value(value, ICOUNT_SHIFT);
+    }
+    run
 }
 
 /// Why this boot's results cannot be used, with how far it got, if they cannot.
@@ -233,7 +254,13 @@ fn add_boot_environment(
         vm_vcpu_pins: (!host.vcpu_pins.is_empty()).then(|| host.vcpu_pins.clone()),
         vm_accel_reason: host.accel_reason.clone(),
         vm_qemu_wall_s: host.qemu_wall_s,
-        vm_notice: (target.accel == Some("tcg")).then(|| TCG_NOTICE.to_string()),
+        vm_notice: match (target.clock, target.accel) {
+            (Clock::Instructions, _) => Some(COUNTED_NOTICE.to_string()),
+            (Clock::Wall, Some("tcg")) => Some(TCG_NOTICE.to_string()),
+            (Clock::Wall, _) => None,
+        },
+        vm_clock: (target.clock == Clock::Instructions).then_some(Clock::Instructions),
+        vm_icount_shift: (target.clock == Clock::Instructions).then_some(ICOUNT_SHIFT),
     };
 }
 
@@ -326,6 +353,7 @@ mod tests {
         kernel: &KernelSource {
             kernel_commit: None,
         },
+        clock: Clock::Wall,
     };
 
     fn guest_log(begin: &Begin, runs: &[StoredRun], end: Option<&End>) -> String {
@@ -412,6 +440,58 @@ mod tests {
             "END's uptimes"
         );
         assert!(env.get("vm_channel").is_none(), "not sent, not stored");
+    }
+
+    #[test]
+    fn a_counted_boot_stores_its_times_as_instructions_and_says_its_clock() {
+        let mut timed = run();
+        timed.values = vec![
+            kbench_record::Value {
+                metric: "usecs_per_op".into(),
+                value: 10.833,
+                unit: "us/op".into(),
+                higher_is_better: false,
+                primary: true,
+            },
+            kbench_record::Value {
+                metric: "csw_per_op".into(),
+                value: 2.0,
+                unit: "csw/op".into(),
+                higher_is_better: false,
+                primary: false,
+            },
+        ];
+        let log = guest_log(&begin(), &[timed], Some(&End::default()));
+        let counted = BootTarget {
+            clock: Clock::Instructions,
+            ..TARGET
+        };
+        let boot = JudgedBoot::judge(&counted, "n1", &log, &HostView::default(), 7);
+        assert_eq!(boot.failure, None);
+        let values: Vec<(&str, f64, &str)> = boot.runs[0]
+            .values
+            .iter()
+            .map(|v| (v.metric.as_str(), v.value, v.unit.as_str()))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                ("insns_per_op", 10_833.0, "insns/op"),
+                ("csw_per_op", 2.0, "csw/op")
+            ]
+        );
+        let env = boot.session.environment.unwrap();
+        assert_eq!(env.clock(), Clock::Instructions);
+        let json = env.to_json();
+        assert_eq!(json["vm_clock"], "instructions");
+        assert_eq!(json["vm_icount_shift"], 0);
+        assert_eq!(json["vm_notice"], COUNTED_NOTICE);
+        // A timed boot says nothing of a clock: absent is wall time, as before.
+        let timed = JudgedBoot::judge(&TARGET, "n1", &log, &HostView::default(), 7);
+        let env = timed.session.environment.unwrap();
+        assert_eq!(env.clock(), Clock::Wall);
+        assert!(env.to_json().get("vm_clock").is_none());
+        assert_eq!(timed.runs[0].values[0].metric, "usecs_per_op");
     }
 
     #[test]

@@ -71,6 +71,13 @@ pub struct BootEnvironment {
     /// What the reader of these figures should know of the accelerator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm_notice: Option<String>,
+    /// What the guest's clock counted: `instructions` for a counted boot (TCG's
+    /// icount); absent for wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm_clock: Option<crate::Clock>,
+    /// icount's shift for a counted boot: 2^shift ns of guest time an instruction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm_icount_shift: Option<u32>,
 }
 
 /// What the workloads' own probes cost per call in a guest, ns.
@@ -118,6 +125,11 @@ struct Flat<S, B, K> {
 }
 
 impl SessionEnvironment {
+    /// What the session's time figures measure: wall time unless a counted boot says.
+    pub fn clock(&self) -> crate::Clock {
+        self.boot.vm_clock.unwrap_or_default()
+    }
+
     /// A session run here: the snapshot alone.
     pub fn of(snapshot: EnvSnapshot) -> SessionEnvironment {
         SessionEnvironment {

@@ -16,6 +16,7 @@
 //! - [`sequential`]: a sequential comparison's design and its looks, as stored;
 //! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
 //!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
+pub mod clock;
 pub mod environment;
 pub mod events;
 pub mod export;
@@ -31,6 +32,7 @@ pub mod stored;
 pub mod wakephases;
 pub mod workload;
 
+pub use clock::{counted_value, Clock};
 pub use environment::{
     BootEnvironment, CallCosts, GuestUptimes, KernelSource, SessionEnvironment, VcpuPin,
 };

@@ -1,7 +1,7 @@
 //! `kbench plausible` and `compare --saving`: whether claimed savings could explain a
 //! change, as text (80 columns) or JSON. The analysis decided everything; this says it.
 use crate::compare::text::wrap;
-use kbench_analysis::plausible::{Explains, PlausibleReport, PlausibleRow};
+use kbench_analysis::plausible::{CostUnit, Explains, PlausibleReport, PlausibleRow};
 
 /// A duration for a reader: `820 ns`, `2.31 us`, `23.4 us`, `1.20 ms`.
 pub fn duration_text(ns: f64) -> String {
@@ -19,6 +19,31 @@ pub fn duration_text(ns: f64) -> String {
     };
     let digits = if unit == "ns" { 0 } else { digits };
     format!("{value:.digits$} {unit}")
+}
+
+/// An op's cost or a saving for a reader: a duration, or counted, `1,531 insns`.
+pub fn cost_text(amount: f64, unit: CostUnit) -> String {
+    match unit {
+        CostUnit::Ns => duration_text(amount),
+        CostUnit::Insns if amount.abs() >= 100.0 => format!("{} insns", thousands(amount)),
+        CostUnit::Insns => format!("{amount:.1} insns"),
+    }
+}
+
+/// A whole number with thousands separated: `11,603`.
+fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if value < 0.0 {
+        out.insert(0, '-');
+    }
+    out
 }
 
 /// The whole report as text.
@@ -39,7 +64,7 @@ pub fn text(report: &PlausibleReport) -> String {
                 &format!(
                     "{heading}: {} = {} (median of {} runs)",
                     row.metric,
-                    duration_text(row.time_per_op_ns),
+                    cost_text(row.cost_per_op, row.cost_unit),
                     row.runs
                 ),
                 "    ",
@@ -51,7 +76,9 @@ pub fn text(report: &PlausibleReport) -> String {
         }
     }
     if report.rows.is_empty() {
-        out.push_str("\nno workload of this label has a time per op (usecs/op, a latency)\n");
+        out.push_str(
+            "\nno workload of this label has a time per op (usecs/op, a latency) or, counted, instructions per op\n",
+        );
     }
     out
 }
@@ -59,7 +86,7 @@ pub fn text(report: &PlausibleReport) -> String {
 /// What one saving means for one workload, a line each.
 fn row_lines(row: &PlausibleRow) -> Vec<String> {
     let event = row.saving.event.name();
-    let saving = duration_text(row.saving.ns);
+    let saving = cost_text(row.saving.amount, row.saving.unit);
     let mut lines = Vec::new();
     let (Some(per_op), Some(max)) = (row.events_per_op, row.max_change_pct) else {
         lines.push(format!(
@@ -76,8 +103,8 @@ fn row_lines(row: &PlausibleRow) -> Vec<String> {
             _ => String::new(),
         };
         let needed = row
-            .needed_ns
-            .map(|ns| format!(": needs {} saved per {event}", duration_text(ns)))
+            .needed_per_event
+            .map(|n| format!(": needs {} saved per {event}", cost_text(n, row.cost_unit)))
             .unwrap_or_default();
         let judgement = match row.explains {
             Some(Explains::Beyond) => "; the saving cannot explain it alone",
@@ -102,7 +129,7 @@ fn row_lines(row: &PlausibleRow) -> Vec<String> {
             } else {
                 "about "
             },
-            duration_text(cost.ns),
+            cost_text(cost.amount, row.cost_unit),
             cost.source
         )),
         None => lines.push(format!(

@@ -1020,6 +1020,30 @@ mod tests {
         assert_eq!(choose_design(&a2, &b2), Design::Paired(Level::Boot));
     }
 
+    /// Boots that read a figure alike in every run and boot (a counted IPI round trip)
+    /// have no spread at all: the shift alone decides, as with a spread it would.
+    #[test]
+    fn boots_without_any_spread_are_decided_on_the_shift() {
+        let boots = |value: f64| -> Vec<Observation> {
+            (0..3)
+                .flat_map(|i| {
+                    obs(
+                        &[value; 3],
+                        &format!("b{value}{i}"),
+                        &format!("s{value}{i}"),
+                        0,
+                    )
+                })
+                .collect()
+        };
+        let opts = NestedOptions::default();
+        let same = compare_nested(&boots(1531.0), &boots(1531.0), &opts);
+        assert_eq!(same.verdict, Verdict::Equivalent, "{same:?}");
+        let slower = compare_nested(&boots(1531.0), &boots(1559.0), &opts);
+        assert_eq!(slower.verdict, Verdict::Regression, "{slower:?}");
+        assert!((slower.shift_pct.unwrap() - 1.829).abs() < 0.01);
+    }
+
     #[test]
     fn one_session_a_side_without_calibration_makes_no_claim() {
         let a = obs(&RUNS, "b1", "s1", 0);

@@ -5,7 +5,7 @@
 //! `cargo nextest run -p kbench-stats --test sequential --no-capture`.
 
 use kbench_stats::sequential::{
-    confidence_sequence, stops, Decision, KnownNoise, SequentialDesign,
+    confidence_sequence, look, stops, Decision, KnownNoise, SequentialDesign,
 };
 use kbench_stats::special::{normal_quantile, normal_sf, t_quantile, t_sf};
 use rand::{Rng, SeedableRng};
@@ -640,4 +640,35 @@ fn equivalence_stops_early_at_zero_and_is_never_said_at_two_delta() {
             }
         }
     }
+}
+
+/// Counted boots can read a figure alike in every boot (the IPI round trip: 1,531
+/// instructions in each): a unit spread of exactly zero. The rule still decides once
+/// its interval is bounded (four units a side), on the shift alone: a shift past δ a
+/// change in its direction, a shift of zero no change larger than δ; before that, it
+/// goes on.
+#[test]
+fn a_spread_of_exactly_zero_decides_on_the_shift_once_bounded() {
+    let log = |v: f64| v.ln();
+    let design = design(0.5, 6);
+    let alike = |value: f64, n: usize| vec![log(value); n];
+    for n in 1..4 {
+        let early = look(&design, &alike(1531.0, n), &alike(1559.0, n), None);
+        assert!(!early.decision.is_final(), "{n} a side: {early:?}");
+    }
+    let slower = look(&design, &alike(1531.0, 4), &alike(1559.0, 4), None);
+    assert_eq!(slower.decision, Decision::Regression, "{slower:?}");
+    let (lo, hi) = slower.interval_pct.expect("bounded at four a side");
+    assert!(
+        (lo - 1.829).abs() < 0.01 && (hi - lo).abs() < 1e-9,
+        "{slower:?}"
+    );
+    let faster = look(&design, &alike(1559.0, 4), &alike(1531.0, 4), None);
+    assert_eq!(faster.decision, Decision::Improvement, "{faster:?}");
+    let same = look(&design, &alike(1531.0, 4), &alike(1531.0, 4), None);
+    assert_eq!(same.decision, Decision::Equivalent, "{same:?}");
+    // A shift inside δ but not zero (two instructions in 1,531): no change larger
+    // than δ, not a regression.
+    let small = look(&design, &alike(1531.0, 6), &alike(1533.0, 6), None);
+    assert_eq!(small.decision, Decision::Equivalent, "{small:?}");
 }

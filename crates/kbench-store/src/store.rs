@@ -425,6 +425,17 @@ impl Store {
         }
     }
 
+    /// The console log kept with a session, as text, if any.
+    pub fn console_log_text(&self, session_id: i64) -> Result<Option<String>, StoreError> {
+        self.console_log(session_id)?
+            .map(|gzip| {
+                kernel_config::gunzip(&gzip).map_err(|e| {
+                    StoreError::Corrupt(format!("the console log of session {session_id}: {e}"))
+                })
+            })
+            .transpose()
+    }
+
     /// Keeps the kernel config `text` a session ran on, once per content: sessions of
     /// one config share its row. Returns its hash ([`config_hash`]).
     pub fn set_kernel_config(&mut self, session_id: i64, text: &str) -> Result<String, StoreError> {

@@ -108,17 +108,19 @@ pub fn print_decided(
     print_in(std::slice::from_ref(fixed), format, layout)
 }
 
-/// The sequential design of a verdict's options: its α and δ (1% when not given),
-/// stopping undecided at `max_units_per_side`.
+/// The sequential design of a verdict's options: its α and δ (when not given, the
+/// default of the figures' clock: 1% timed, less counted), stopping undecided at
+/// `max_units_per_side`.
 pub fn sequential_options(
     options: &ReportOptions,
     max_units_per_side: usize,
+    clock: kbench_record::Clock,
 ) -> kbench_analysis::sequential::SequentialOptions {
     kbench_analysis::sequential::SequentialOptions {
         alpha: options.alpha,
         delta_pct: options
             .delta_pct
-            .unwrap_or(kbench_analysis::DEFAULT_DELTA_PCT),
+            .unwrap_or(kbench_analysis::clock::default_delta_pct(clock)),
         max_units_per_side,
         use_calibration: options.use_calibration,
     }

@@ -10,8 +10,8 @@ use kbench_boot::qemu::{
     self, AccelChoice, BootFiles, BootKernel, BootRun, Deadlines, QemuSetup, Step, Watch,
     WATCH_INTERVAL,
 };
-use kbench_boot::stored::{BootTarget, HostView, TCG_NOTICE};
-use kbench_record::KernelSource;
+use kbench_boot::stored::{BootTarget, HostView, COUNTED_NOTICE, TCG_NOTICE};
+use kbench_record::{Clock, KernelSource};
 use kbench_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,6 +23,11 @@ pub struct MachineArgs {
     /// KVM, TCG, or KVM when this machine can run a guest with it.
     #[arg(long, default_value = "auto", value_parser = ["auto", "kvm", "tcg"])]
     pub accel: String,
+    /// What the guest's clock measures: `wall` time, or `instructions` (TCG's icount
+    /// at shift 0, sleep off: every time figure becomes the instructions the guest
+    /// executed, repeatable from boot to boot whatever the host does; docs/vm-ab.md).
+    #[arg(long, default_value = "wall", value_parser = clock_parser())]
+    pub clock: Clock,
     /// Virtual CPUs.
     #[arg(long, default_value_t = 2)]
     pub smp: u32,
@@ -63,6 +68,13 @@ pub struct MachineArgs {
     pub exit_timeout_s: u64,
 }
 
+/// `--clock`'s two names, parsed into a [`Clock`].
+fn clock_parser() -> impl clap::builder::TypedValueParser<Value = Clock> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new([Clock::Wall.as_str(), Clock::Instructions.as_str()])
+        .try_map(|name| name.parse::<Clock>())
+}
+
 impl MachineArgs {
     /// What every boot asks of qemu: the suite's words, then these options' words and
     /// each side's own (`(option, words)`), every one checked.
@@ -80,6 +92,16 @@ impl MachineArgs {
             }
         }
         kernel_words.extend(self.kernel_arg.iter().cloned());
+        if self.clock == Clock::Instructions && self.accel == "kvm" {
+            return usage(
+                "--clock instructions counts with TCG's icount, and KVM runs the guest on the host's CPU with a wall clock: give --accel tcg or auto",
+            );
+        }
+        if self.clock == Clock::Instructions && self.pin_vcpus.is_some() {
+            return usage(
+                "--clock instructions runs every vCPU on one host thread (icount is single-threaded TCG): there are no vCPU threads to pin",
+            );
+        }
         Ok(QemuSetup {
             qemu: self.qemu.clone(),
             cpu: self.cpu.clone(),
@@ -88,6 +110,7 @@ impl MachineArgs {
             qemu_args: self.qemu_arg.clone(),
             kernel_words,
             disk: None,
+            clock: self.clock,
         })
     }
 
@@ -242,8 +265,8 @@ impl Machine {
         std::fs::write(&initrd, image)?;
         let accel = choose_accel(&args.accel, &setup, probe, work)?;
         errln!("kbench: {}", accel.reason);
-        if accel.accel == "tcg" {
-            errln!("kbench: {TCG_NOTICE}");
+        if let Some(notice) = notice(accel.accel.as_str(), setup.clock) {
+            errln!("kbench: {notice}");
         }
         Ok(Machine {
             setup,
@@ -258,8 +281,10 @@ impl Machine {
         })
     }
 
-    pub fn is_tcg(&self) -> bool {
-        self.accel.accel == "tcg"
+    /// What the reader of this machine's figures should know first: what a TCG
+    /// guest's timings measure, or what a counted clock counts.
+    pub fn notice(&self) -> Option<&'static str> {
+        notice(&self.accel.accel, self.setup.clock)
     }
 
     /// Boots `side` once (the `boot`-th boot of this machine, which names its files),
@@ -295,6 +320,7 @@ impl Machine {
             kernel_config_sha256: side.config_sha256.as_deref(),
             command_line: &self.command_line,
             kernel: &side.source,
+            clock: self.setup.clock,
         };
         let host = HostView {
             failure: run.failure,
@@ -314,6 +340,15 @@ impl Machine {
     }
 }
 
+/// What a boot under `accel` with `clock` should tell its reader, if anything.
+fn notice(accel: &str, clock: Clock) -> Option<&'static str> {
+    match (clock, accel) {
+        (Clock::Instructions, _) => Some(COUNTED_NOTICE),
+        (Clock::Wall, "tcg") => Some(TCG_NOTICE),
+        (Clock::Wall, _) => None,
+    }
+}
+
 /// `kvm` or `tcg` as asked; for `auto`, KVM when `side`'s kernel boots under it to its
 /// early panic (kbench-boot's `qemu` says why a probe).
 fn choose_accel(
@@ -322,7 +357,7 @@ fn choose_accel(
     side: &BootSide,
     work: &Path,
 ) -> anyhow::Result<AccelChoice> {
-    if let Some(choice) = qemu::accel_without_probe_needed(asked, side.arch) {
+    if let Some(choice) = qemu::accel_without_probe_needed(asked, side.arch, setup.clock) {
         return Ok(choice);
     }
     let log = work.join("kvm-probe.console");

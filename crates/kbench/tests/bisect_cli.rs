@@ -25,14 +25,57 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// What a planted commit adds to its kernel's command line, and its subject.
+#[derive(Clone, Copy)]
+struct Plant {
+    word: &'static str,
+    subject: &'static str,
+}
+
+/// The wall-clock bisection's word: the function tracer, 2.5-3 times pipe's time.
+const TRACE_EVERY_FUNCTION: Plant = Plant {
+    word: "ftrace=function",
+    subject: "trace every kernel function",
+};
+
+/// The counted bisection's word: page-table isolation, about 28 instructions more on
+/// an IPI's round trip of 1,531 (+1.8%), the same count in every boot.
+const ISOLATE_PAGE_TABLES: Plant = Plant {
+    word: "pti=on",
+    subject: "isolate page tables",
+};
+
+/// The wall-clock suite, and the counted one: the IPI round trip, which counted boots
+/// read to the instruction.
+const TIMED_SUITE: [&str; 4] = ["--suite", "pipe:-l 300 --placement same-cpu", "--runs", "2"];
+const COUNTED_SUITE: [&str; 6] = [
+    "--suite",
+    "ipi:--iterations 1000",
+    "--runs",
+    "2",
+    "--clock",
+    "instructions",
+];
+
 /// A repository of `commits` commits (0 the root). Each has `words`, the command line
-/// its kernel boots with: from commit `planted` on they add `ftrace=function`; commit `broken`
-/// adds a file that fails the build, and the next removes it. Commit ids in order.
+/// its kernel boots with: from commit `planted` on they add the plant's word; commit
+/// `broken` adds a file that fails the build, and the next removes it. Commit ids in
+/// order.
 fn history(
     dir: &Path,
     commits: usize,
     planted: Option<usize>,
     broken: Option<usize>,
+) -> Vec<String> {
+    history_of(dir, commits, planted, broken, TRACE_EVERY_FUNCTION)
+}
+
+fn history_of(
+    dir: &Path,
+    commits: usize,
+    planted: Option<usize>,
+    broken: Option<usize>,
+    plant: Plant,
 ) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "--quiet", "-b", "main"]);
@@ -42,9 +85,9 @@ fn history(
         .map(|i| {
             let traced = planted.is_some_and(|p| i >= p);
             let words = if traced {
-                "quiet ftrace=function"
+                format!("quiet {}", plant.word)
             } else {
-                "quiet"
+                "quiet".into()
             };
             std::fs::write(dir.join("words"), words).unwrap();
             std::fs::write(dir.join("n"), i.to_string()).unwrap();
@@ -56,7 +99,7 @@ fn history(
             }
             git(dir, &["add", "-A"]);
             let subject = if Some(i) == planted {
-                "trace every kernel function".to_string()
+                plant.subject.to_string()
             } else if Some(i) == broken {
                 "break the build".to_string()
             } else {
@@ -68,13 +111,19 @@ fn history(
         .collect()
 }
 
-/// `kbench bisect` of `repo` with the small suite, booting `kernel`; extra words after.
-fn bisect_command(repo: &Path, kernel: &Path, db: &Path, extra: &[&str]) -> Command {
+/// `kbench bisect` of `repo` with `suite`, booting `kernel`; extra words after.
+fn bisect_command_with(
+    repo: &Path,
+    kernel: &Path,
+    db: &Path,
+    suite: &[&str],
+    extra: &[&str],
+) -> Command {
     let mut cmd = kbench_command();
     cmd.args(["bisect", "--tree"])
         .arg(repo)
         .args(["--build", r#"test ! -e broken && cp "$KERNEL" "$KBENCH_OUT/image" && cp words "$KBENCH_OUT/cmdline""#])
-        .args(["--suite", "pipe:-l 300 --placement same-cpu", "--runs", "2"])
+        .args(suite)
         .args(["--accel", "tcg", "--init"])
         .arg(static_kbench().unwrap())
         .arg("--db")
@@ -120,19 +169,35 @@ fn killed_and_resumed(
     broken: Option<usize>,
     extra: &[&str],
 ) -> String {
+    killed_and_resumed_with(
+        commits,
+        (planted, TRACE_EVERY_FUNCTION),
+        broken,
+        &TIMED_SUITE,
+        extra,
+    )
+}
+
+fn killed_and_resumed_with(
+    commits: usize,
+    (planted, plant): (usize, Plant),
+    broken: Option<usize>,
+    suite: &[&str],
+    extra: &[&str],
+) -> String {
     let Some((_, kernel)) = kernels() else {
         return String::new();
     };
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("linux");
-    let ids = history(&repo, commits, Some(planted), broken);
+    let ids = history_of(&repo, commits, Some(planted), broken, plant);
     let (good, bad) = (&ids[0], &ids[commits - 1]);
     let db = dir.path().join("k.db");
     let mut range = vec!["--good", good.as_str(), "--bad", bad.as_str()];
     range.extend_from_slice(extra);
 
     let first_run_log = dir.path().join("first-run.log");
-    let mut child = bisect_command(&repo, &kernel, &db, &range)
+    let mut child = bisect_command_with(&repo, &kernel, &db, suite, &range)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&first_run_log).unwrap())
         .spawn()
@@ -173,15 +238,16 @@ fn killed_and_resumed(
     assert!(out.contains(&format!("good: {good}")), "{out}");
     assert!(out.contains(&format!("@{}: ", &good[..12])), "{out}");
 
-    let resumed = bisect_command(&repo, &kernel, &db, &["--resume"])
+    let resumed = bisect_command_with(&repo, &kernel, &db, suite, &["--resume"])
         .output()
         .unwrap();
     let (out, err) = text(&resumed);
     assert!(resumed.status.success(), "{out}\n{err}");
     assert!(
         out.contains(&format!(
-            "first bad commit: {} trace every kernel function",
-            &ids[planted][..12]
+            "first bad commit: {} {}",
+            &ids[planted][..12],
+            plant.subject
         )),
         "{out}\n{err}"
     );
@@ -246,38 +312,56 @@ fn bisect_of_twelve_commits_finds_the_planted_one_and_skips_a_broken_build() {
     );
 }
 
-/// Good and bad that boot the same kernel with the same words: good against bad is
-/// not decided a change, and nothing is blamed.
+/// The same bisection counted (`--clock instructions`), in CI: `pti=on` planted, the
+/// IPI round trip followed, which every counted boot reads to the same instruction, so
+/// each step is placed in two boots of its candidate. Killed once a candidate has
+/// booted and resumed, as the timed one is.
 #[test]
-fn good_and_bad_that_do_not_differ_give_no_change_to_bisect() {
+fn a_counted_bisection_of_twelve_commits_finds_the_planted_one_and_skips_a_broken_build() {
+    let (planted, broken) = (8, 5);
+    let out = killed_and_resumed_with(
+        12,
+        (planted, ISOLATE_PAGE_TABLES),
+        Some(broken),
+        &COUNTED_SUITE,
+        &[],
+    );
+    if out.is_empty() {
+        return;
+    }
+    assert!(
+        out.contains("break the build: skipped: the build failed"),
+        "{out}"
+    );
+    assert!(out.contains("ipi_round_trip_p50_insns"), "counted: {out}");
+}
+
+/// A counted bisection of a flat history (the same kernel and words at good and bad):
+/// good against bad is decided no change larger than δ, and nothing is blamed.
+#[test]
+fn a_counted_bisection_of_a_flat_history_says_no_change_to_bisect() {
     let Some((_, kernel)) = kernels() else { return };
     let dir = tempfile::tempdir().unwrap();
     let repo: PathBuf = dir.path().join("linux");
-    let commits = history(&repo, 3, None, None);
+    let commits = history_of(&repo, 3, None, None, ISOLATE_PAGE_TABLES);
     let db = dir.path().join("k.db");
-    let out = bisect_command(
+    let out = bisect_command_with(
         &repo,
         &kernel,
         &db,
-        &[
-            "--good",
-            &commits[0],
-            "--bad",
-            &commits[2],
-            "--max-boots-per-step",
-            "2",
-        ],
+        &COUNTED_SUITE,
+        &["--good", &commits[0], "--bad", &commits[2]],
     )
     .output()
     .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stdout.starts_with("no change to bisect: sched/pipe usecs_per_op"),
+        stdout.starts_with("no change to bisect: ipi/ipi ipi_round_trip_p50_insns")
+            || stdout.starts_with("no change to bisect: ipi ipi_round_trip_p50_insns"),
         "{stdout}"
     );
     assert!(!stdout.contains("first bad commit"), "{stdout}");
-    assert_eq!(sessions(&db), 4, "two boots a side");
     // Each boot recorded the commit it was built from: its history follows the tree.
     let out = kbench_command()
         .args(["history", "--by", "commit", "--format", "json", "--tree"])

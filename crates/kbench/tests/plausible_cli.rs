@@ -76,7 +76,7 @@ fn a_saving_is_set_against_the_change_it_could_make() {
     let [small, large, irq, migration] = rows.as_slice() else {
         unreachable!()
     };
-    assert_eq!(small["time_per_op_ns"].as_f64(), Some(1800.0));
+    assert_eq!(small["cost_per_op"].as_f64(), Some(1800.0));
     assert_eq!(small["events_per_op"].as_f64(), Some(2.0));
     // 2 csw/op × 50 ns over 1800 ns/op: at most 5.56% of an op, and -10% needs
     // 0.10 × 1800 / 2 = 90 ns per csw.
@@ -84,7 +84,7 @@ fn a_saving_is_set_against_the_change_it_could_make() {
     assert!((max - 100.0 * 2.0 * 50.0 / 1800.0).abs() < 1e-9, "{max}");
     let observed = small["observed"]["shift_pct"].as_f64().unwrap();
     assert!((observed + 10.0).abs() < 0.2, "{observed}");
-    let needed = small["needed_ns"].as_f64().unwrap();
+    let needed = small["needed_per_event"].as_f64().unwrap();
     assert!(
         (needed - observed.abs() / 100.0 * 1800.0 / 2.0).abs() < 1e-6,
         "{needed}"
@@ -108,7 +108,7 @@ fn a_saving_is_set_against_the_change_it_could_make() {
     );
     // A context switch's cost here: a same-CPU pipe op over its switches.
     let cost = &small["measured_cost"];
-    assert_eq!(cost["ns"].as_f64(), Some(1800.0 / 2.0), "{cost}");
+    assert_eq!(cost["amount"].as_f64(), Some(1800.0 / 2.0), "{cost}");
     assert_eq!(cost["upper_bound"], true);
 
     let text = ok_on(&db, &["compare", "base", "new", "--saving", "csw=50"]);

@@ -494,6 +494,26 @@ fn a_boot_that_panics_is_recorded_as_failed_and_the_others_go_on() {
             "{label}: {error}"
         );
     }
+    // What each failed boot printed is read back whole: `show` names the command, and
+    // the command gives the console up to the panic.
+    let db_arg = db.to_str().unwrap();
+    let label = &stored[0].0;
+    let show = common::ok_on(&db, &["show", label]);
+    let hint = format!("kbench show {label} --console ");
+    let line = show
+        .lines()
+        .find(|l| l.contains(&hint))
+        .unwrap_or_else(|| panic!("no console hint: {show}"));
+    let id = line.rsplit(' ').next().unwrap().trim_end_matches('`');
+    let console = common::ok_on(&db, &["show", label, "--console", id]);
+    assert!(
+        console.contains("Kernel panic - not syncing") && console.contains("Call Trace"),
+        "{console}"
+    );
+    let args = ["show", label.as_str(), "--console", "999", "--db", db_arg];
+    let out = kbench_command().args(args).output().unwrap();
+    let err = one_line_error(&out, 2, &args);
+    assert!(err.contains("has no session 999"), "{err}");
 }
 
 #[test]
@@ -736,6 +756,35 @@ fn the_suite_is_checked_before_anything_boots() {
     ] {
         let out = dry_run(&x86, &x86, &bad);
         one_line_error(&out, 2, &bad);
+        assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
+    }
+}
+
+/// A counted clock is icount under TCG: its dry run says so, and what cannot count
+/// (KVM, pinned vCPU threads) is refused in one line before anything boots.
+#[test]
+fn a_counted_clock_is_tcg_with_icount_and_what_cannot_count_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let x86 = image_file(dir.path(), "bzImage", 0x202, b"HdrS");
+    let out = dry_run(&x86, &x86, &["--clock", "instructions"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for line in stdout.lines() {
+        assert!(
+            line.contains("-accel tcg")
+                && line.contains("-icount shift=0,sleep=off")
+                && line.contains("-cpu max,cx16=off"),
+            "{line}"
+        );
+    }
+    for bad in [
+        vec!["--clock", "instructions", "--accel", "kvm"],
+        vec!["--clock", "instructions", "--pin-vcpus", "0"],
+        vec!["--clock", "cycles"],
+    ] {
+        let out = dry_run(&x86, &x86, &bad);
+        let err = one_line_error(&out, 2, &bad);
+        assert!(err.contains("--clock"), "{bad:?}: {err}");
         assert!(out.stdout.is_empty(), "{bad:?}: nothing to boot");
     }
 }
@@ -1068,4 +1117,203 @@ fn pti_on_is_decided_a_regression_before_the_bound_and_an_aa_by_boots_claims_not
             .all(|(_, d, _)| matches!(d.as_str(), "equivalent" | "undecided")),
         "an A/A claims nothing: {aa:?}"
     );
+}
+
+/// Counted boots (`--clock instructions`), in CI: the IPI round trip, which every
+/// counted boot of one kernel and command line reads to the same instruction. `pti=on`
+/// on B (a page-table switch on every entry and exit: about 28 instructions on 1,531)
+/// is decided a regression within six boots a side; the same kernel and words on both
+/// sides claim nothing. Each figure is stored as instructions, the sessions say their
+/// clock, and a timed label is never compared with a counted one.
+#[test]
+fn counted_boots_decide_pti_on_a_regression_and_an_aa_claims_nothing() {
+    let Some((_, k)) = kernels() else { return };
+    let k = k.to_str().unwrap().to_string();
+    let decide = |words: &'static [&'static str]| {
+        let k = k.clone();
+        std::thread::spawn(move || {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("k.db");
+            let mut args = vec![
+                "vm-ab",
+                "--kernel-a",
+                &k,
+                "--kernel-b",
+                &k,
+                "--clock",
+                "instructions",
+                "--until-decided",
+                "--max-boots",
+                "6",
+                "--suite",
+                "ipi:--iterations 1000",
+                "--runs",
+                "3",
+                "--format",
+                "json",
+            ];
+            args.extend_from_slice(words);
+            let out = kbench_booting_past_emulator_faults(&args, &db);
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{stderr}");
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            (report, stderr, dir, db)
+        })
+    };
+    // The two decisions at once: a counted guest is one host thread, and its counts do
+    // not feel the other.
+    let (pti, aa) = (decide(&["--kernel-arg-b", "pti=on"]), decide(&[]));
+    let (pti, pti_stderr, _pti_dir, pti_db) = pti.join().unwrap();
+    let (aa, _, _aa_dir, aa_db) = aa.join().unwrap();
+    assert!(
+        pti_stderr.contains("--clock instructions: the guest's clock counts instructions"),
+        "{pti_stderr}"
+    );
+    let decision = |report: &serde_json::Value| -> (String, String, u64, u64) {
+        let rows = report["rows"].as_array().expect("rows");
+        assert_eq!(rows.len(), 1, "{report}");
+        let row = &rows[0];
+        (
+            row["metric"].as_str().unwrap().to_string(),
+            row["look"]["decision"]["kind"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            row["look"]["n_a"].as_u64().unwrap(),
+            row["look"]["n_b"].as_u64().unwrap(),
+        )
+    };
+    let (metric, kind, n_a, n_b) = decision(&pti);
+    assert_eq!(metric, "ipi_round_trip_p50_insns", "{pti}");
+    assert_eq!(kind, "regression", "{pti}");
+    assert!(n_a <= 6 && n_b <= 6, "{pti}");
+    // Counted, δ is what counting resolves: 0.5%, not a timed boot's 1%.
+    assert_eq!(pti["options"]["delta_pct"], 0.5, "{pti}");
+    let (_, kind, _, _) = decision(&aa);
+    assert!(
+        matches!(kind.as_str(), "equivalent" | "undecided"),
+        "an A/A claims nothing: {aa}"
+    );
+    // The A/A's boots calibrate the counted guest: its noise per metric, boots as
+    // units, in instructions.
+    let args = [
+        "calibrate",
+        "--from",
+        aa["base"].as_str().unwrap(),
+        "--from",
+        aa["new"].as_str().unwrap(),
+        "--db",
+        aa_db.to_str().unwrap(),
+    ];
+    let out = kbench_command().args(args).output().unwrap();
+    assert_success(&out, &args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("boots a side"), "{text}");
+    assert!(text.contains("ipi_round_trip_p50_insns"), "{text}");
+
+    // Stored as instructions, with the clock in every session.
+    let conn = rusqlite::Connection::open(&pti_db).unwrap();
+    let units: Vec<(String, String)> = conn
+        .prepare("SELECT DISTINCT metric, unit FROM run_values WHERE metric LIKE 'ipi_round_trip%'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!units.is_empty());
+    assert!(
+        units
+            .iter()
+            .all(|(m, u)| m.ends_with("_insns") && u == "insns"),
+        "{units:?}"
+    );
+    let clocks: Vec<Option<String>> = conn
+        .prepare("SELECT json_extract(environment, '$.vm_clock') FROM sessions WHERE environment IS NOT NULL")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        clocks.iter().all(|c| c.as_deref() == Some("instructions")),
+        "{clocks:?}"
+    );
+    // From micro to mechanism, counted: the IPI round trip's change in instructions
+    // per IPI. 28 more a round trip of one IPI: a saving of 30 instructions an IPI
+    // could explain it, one of 10 cannot; a saving in ns means nothing here.
+    let (base, new) = (pti["base"].as_str().unwrap(), pti["new"].as_str().unwrap());
+    let db_arg = pti_db.to_str().unwrap();
+    let args = [
+        "plausible",
+        new,
+        "--base",
+        base,
+        "--saving",
+        "ipi=30insns",
+        "--saving",
+        "ipi=10insns",
+        "--format",
+        "json",
+        "--db",
+        db_arg,
+    ];
+    let out = kbench_command().args(args).output().unwrap();
+    assert_success(&out, &args);
+    let plausible: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = plausible["rows"].as_array().unwrap();
+    let ipi: Vec<&serde_json::Value> = rows.iter().filter(|r| r["workload"] == "ipi/ipi").collect();
+    assert_eq!(ipi.len(), 2, "{plausible}");
+    assert_eq!(ipi[0]["cost_unit"], "insns", "{plausible}");
+    let per_op = ipi[0]["cost_per_op"].as_f64().unwrap();
+    assert!((1000.0..3000.0).contains(&per_op), "{plausible}");
+    let needed = ipi[0]["needed_per_event"].as_f64().unwrap();
+    assert!(
+        (20.0..30.0).contains(&needed),
+        "about 28 instructions an IPI: {plausible}"
+    );
+    assert_eq!(ipi[0]["explains"], "within", "{plausible}");
+    assert_eq!(ipi[1]["explains"], "beyond", "{plausible}");
+    let args = ["plausible", new, "--saving", "ipi=300ns", "--db", db_arg];
+    let out = kbench_command().args(args).output().unwrap();
+    let err = one_line_error(&out, 2, &args);
+    assert!(
+        err.contains("is counted") && err.contains("ipi=28insns"),
+        "{err}"
+    );
+
+    // A timed label in the same database: never compared with a counted one.
+    let run = kbench_command()
+        .args([
+            "run",
+            "--label",
+            "timed",
+            "pipe:-l 200",
+            "--runs",
+            "2",
+            "--db",
+        ])
+        .arg(&pti_db)
+        .output()
+        .unwrap();
+    assert_success(&run, &["run"]);
+    let base = pti["base"].as_str().unwrap();
+    let args = ["compare", "timed", base, "--db", pti_db.to_str().unwrap()];
+    let out = kbench_command().args(args).output().unwrap();
+    let err = one_line_error(&out, 2, &args);
+    assert!(
+        err.contains("'timed' is timed and") && err.contains("never compared"),
+        "{err}"
+    );
+    let args = [
+        "calibrate",
+        "--from",
+        "timed",
+        "--from",
+        base,
+        "--db",
+        db_arg,
+    ];
+    let out = kbench_command().args(args).output().unwrap();
+    let err = one_line_error(&out, 2, &args);
+    assert!(err.contains("never pooled"), "{err}");
 }

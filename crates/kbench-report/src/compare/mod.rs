@@ -641,6 +641,10 @@ pub fn note_text(n: &ReportNote, r: &CompareReport) -> String {
         ReportNote::NothingToCompare => {
             "nothing to compare: the labels share no workload with the same parameters".into()
         }
+        ReportNote::Counted => "counted boots (--clock instructions): every time figure is \
+            the instructions the guest executed, blind to the host's load; caches, the TLB, \
+            branch prediction and memory latency are not seen"
+            .into(),
     }
 }
 

@@ -185,7 +185,11 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             crate::verdict::record_design(
                 &mut store,
                 (labels[0], labels[1]),
-                crate::verdict::sequential_options(&options, args.max_runs as usize),
+                crate::verdict::sequential_options(
+                    &options,
+                    args.max_runs as usize,
+                    kbench_record::Clock::Wall,
+                ),
                 DesignedBy::Ab,
                 Some(args.max_time),
             )
@@ -229,7 +233,11 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             &store,
             &base,
             &new,
-            crate::verdict::sequential_options(&options, args.max_runs as usize),
+            crate::verdict::sequential_options(
+                &options,
+                args.max_runs as usize,
+                kbench_record::Clock::Wall,
+            ),
         )
         .map_err(crate::analysis_error)?;
         // The runs have stopped: what is still open (the time bound) is undecided.

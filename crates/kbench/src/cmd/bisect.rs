@@ -55,9 +55,10 @@ pub struct BisectArgs {
     /// of the suite that good and bad differ on].
     #[arg(long, value_name = "SPEC")]
     pub metric: Option<String>,
-    /// The practical threshold δ, percent: good and bad must differ by more.
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
-    pub delta: f64,
+    /// The practical threshold δ, percent: good and bad must differ by more [default:
+    /// 5, or 0.5 with --clock instructions, whose boots resolve far less].
+    #[arg(long, value_name = "PCT")]
+    pub delta: Option<f64>,
     /// The false-claim rate of the whole bisection, split among its steps.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -94,11 +95,27 @@ struct Saved {
     args: BisectArgs,
 }
 
+/// δ's default for a bisection of timed boots, percent: a commit's change under TCG's
+/// 10-30% boot-to-boot noise must be large to be placed in a few boots.
+const TIMED_DEFAULT_DELTA_PCT: f64 = 5.0;
+
+impl BisectArgs {
+    /// `--delta`, or the default of the boots' clock: counted boots resolve a tenth
+    /// of a timed boot's δ (kbench_analysis::clock).
+    fn delta_pct(&self) -> f64 {
+        self.delta.unwrap_or(match self.machine.clock {
+            kbench_record::Clock::Wall => TIMED_DEFAULT_DELTA_PCT,
+            kbench_record::Clock::Instructions => kbench_analysis::clock::COUNTED_DEFAULT_DELTA_PCT,
+        })
+    }
+}
+
 /// The file, in a bisection's state directory, that keeps its command's words.
 const COMMAND_FILE: &str = "command.json";
 
 pub fn run(args: BisectArgs) -> anyhow::Result<i32> {
-    if !(args.alpha > 0.0 && args.alpha < 1.0 && args.delta >= 0.0 && args.delta.is_finite()) {
+    let delta = args.delta_pct();
+    if !(args.alpha > 0.0 && args.alpha < 1.0 && delta >= 0.0 && delta.is_finite()) {
         return usage("--alpha must be in (0, 1) and --delta a percentage of at least 0");
     }
     let repo = args.tree.clone();
@@ -485,7 +502,7 @@ impl Bisection {
             let looks: Vec<(MetricName, Look)> = candidates
                 .into_iter()
                 .map(|(name, gu, bu)| {
-                    let mut look = endpoints_look(gu, bu, alpha, self.args.delta, max, None);
+                    let mut look = endpoints_look(gu, bu, alpha, self.args.delta_pct(), max, None);
                     close_at_last_pair(&mut look, pair, max);
                     (name.clone(), look)
                 })
@@ -497,7 +514,7 @@ impl Bisection {
                     kbench_report::sequential::progress_line(
                         &name.to_string(),
                         look,
-                        self.args.delta
+                        self.args.delta_pct()
                     )
                 );
             }
@@ -510,7 +527,7 @@ impl Bisection {
                         "no change to bisect: {name}: good {} against bad {}: {}",
                         &good[..12],
                         &bad[..12],
-                        describe_look(look, self.args.delta)
+                        describe_look(look, self.args.delta_pct())
                     );
                 }
                 return Ok(None);
@@ -626,7 +643,7 @@ impl Bisection {
             let (Some(p), Some(b)) = (p.get(metric), b.get(metric)) else {
                 continue;
             };
-            let mut look = endpoints_look(p, b, alpha, self.args.delta, max, known);
+            let mut look = endpoints_look(p, b, alpha, self.args.delta_pct(), max, known);
             close_at_last_pair(&mut look, pair, max);
             errln!(
                 "kbench: confirming against its parent after {} boot pairs: {}",
@@ -634,7 +651,7 @@ impl Bisection {
                 kbench_report::sequential::progress_line(
                     &metric.to_string(),
                     &look,
-                    self.args.delta
+                    self.args.delta_pct()
                 )
             );
             if look.decision.is_final() {
@@ -756,7 +773,7 @@ impl Bisection {
                 Confirmation::Look { parent, look } => {
                     outln!(
                         "  {metric}: {} against its parent {} in fresh boots",
-                        describe_look(look, self.args.delta),
+                        describe_look(look, self.args.delta_pct()),
                         &parent[..12]
                     );
                     if let Some(share) = share_of_change(look, endpoints) {
@@ -783,7 +800,7 @@ impl Bisection {
             "  good {} against bad {}: {metric}: {}",
             &self.good[..12],
             &self.bad[..12],
-            describe_look(endpoints, self.args.delta)
+            describe_look(endpoints, self.args.delta_pct())
         );
         for (i, step) in steps.iter().enumerate() {
             outln!(

@@ -24,6 +24,11 @@ pub struct CalibrateArgs {
     /// With --show: JSON instead of text.
     #[arg(long, requires = "show")]
     pub json: bool,
+    /// Calibrate from the stored sessions of these labels instead of running any: the
+    /// boots of an A/A by `vm-ab` (both its labels), counted (`--clock instructions`)
+    /// or timed; a later comparison of that guest's boots borrows their noise.
+    #[arg(long, value_name = "LABEL", conflicts_with_all = ["show", "workloads", "quick", "runs", "real"])]
+    pub from: Vec<String>,
     #[command(flatten)]
     pub identity: IdentityArgs,
     #[command(flatten)]
@@ -33,6 +38,9 @@ pub struct CalibrateArgs {
 pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     if args.show {
         return show(&args);
+    }
+    if !args.from.is_empty() {
+        return from_stored(&args);
     }
     if args.sessions == 0 {
         return usage("--sessions must be at least 1");
@@ -78,6 +86,47 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
 }
 
 /// The newest calibration of the machine kbench runs on.
+/// `--from LABEL...`: the calibration of the machine the labels' sessions ran on (a
+/// counted guest's, from the boots of an A/A), from what is stored.
+fn from_stored(args: &CalibrateArgs) -> anyhow::Result<i32> {
+    let mut store = args.db.open_existing()?;
+    let mut labels = Vec::new();
+    for label in &args.from {
+        let data =
+            kbench_analysis::LabelData::load(&store, label).map_err(crate::analysis_error)?;
+        if data.sessions.is_empty() {
+            return usage(format!("no label '{label}' (kbench list shows the labels)"));
+        }
+        labels.push(data);
+    }
+    let data = kbench_analysis::LabelData::joined(labels);
+    // Counted and timed sessions are never pooled, here either.
+    kbench_analysis::clock::label_clock(&args.from.join(", "), &data.sessions)
+        .map_err(crate::analysis_error)?;
+    let computed =
+        calibration::compute(&data, args.suite.seed.unwrap_or(0)).map_err(crate::analysis_error)?;
+    if computed.sessions < 2 {
+        return usage(format!(
+            "{}: {} session with measured runs; a calibration needs two or more",
+            args.from.join(", "),
+            computed.sessions
+        ));
+    }
+    store
+        .insert_calibration(&computed)
+        .map_err(session::store_error)?;
+    let machine = calibration::fingerprint_of(&data.sessions);
+    let cal = match machine {
+        Some(machine) => calibration::matching(&store, &machine).map_err(crate::analysis_error)?,
+        None => None,
+    };
+    let Some(cal) = cal else {
+        return usage("the calibration just made matches none of its sessions' machines");
+    };
+    out!("{}", resolvable_text(&cal));
+    Ok(0)
+}
+
 fn this_machines(
     store: &kbench_store::Store,
     identity: &IdentityArgs,

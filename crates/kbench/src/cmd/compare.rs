@@ -126,7 +126,16 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         no_calibration: args.verdict.no_calibration,
     };
     let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
-    let fresh = verdict::sequential_options(options, max_units);
+    // A design made now takes the default δ of the labels' clock.
+    let clock = kbench_analysis::clock::shared_clock(
+        (
+            &args.base,
+            &store.sessions(&args.base).map_err(session::store_error)?,
+        ),
+        (new, &store.sessions(new).map_err(session::store_error)?),
+    )
+    .map_err(crate::analysis_error)?;
+    let fresh = verdict::sequential_options(options, max_units, clock);
     let design =
         sequential::options_for(recorded.as_ref(), asked, fresh).map_err(crate::analysis_error)?;
     let mut report = sequential::sequential_labels(&store, &args.base, new, design)

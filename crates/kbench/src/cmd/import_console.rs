@@ -143,6 +143,8 @@ fn import_boots(
         kernel_config_sha256: config_sha256.as_deref(),
         command_line: &command_line,
         kernel: &kernel,
+        // A board's capture: its own clock, wall time.
+        clock: kbench_record::Clock::Wall,
     };
     let mut failed = 0;
     // Each boot is judged on its own stretch of the capture: a panic in one boot's
@@ -226,6 +228,7 @@ fn import_ab_job(args: &ImportConsoleArgs, labels: [&str; 2], text: &str) -> any
             kernel_config_sha256: None,
             command_line: &command_line,
             kernel: &kernels[side],
+            clock: kbench_record::Clock::Wall,
         };
         if !store_boot(&mut store, &target, None, &job.nonce, &boot.console, &host)? {
             failed += 1;

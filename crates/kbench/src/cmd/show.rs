@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     pub label: String,
+    /// Print, in full, the console log kept with the label's session ID (a boot of
+    /// vm-ab or bisect, or one read by import-console): what a failed boot printed.
+    #[arg(long, value_name = "ID")]
+    pub console: Option<i64>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -19,8 +23,12 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     if !store.has_label(&args.label).map_err(map)? {
         return crate::error::usage(format!("no runs labelled '{}'", args.label));
     }
+    let sessions = store.sessions(&args.label).map_err(map)?;
+    if let Some(id) = args.console {
+        return print_console_log(&store, &args.label, &sessions, id);
+    }
     outln!("label {}\n", args.label);
-    for s in store.sessions(&args.label).map_err(map)? {
+    for s in sessions {
         let kernel = s
             .environment
             .as_ref()
@@ -42,6 +50,13 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         match &s.source {
             Some(source) => outln!("  {} ({})", source.file, source.format),
             None => outln!("  {}", s.command_line),
+        }
+        if s.runs == 0 && store.console_log(s.id).map_err(map)?.is_some() {
+            outln!(
+                "  no measured run: its console log is `kbench show {} --console {}`",
+                args.label,
+                s.id
+            );
         }
     }
     let mut groups: BTreeMap<GroupKey, (Vec<f64>, String)> = BTreeMap::new();
@@ -113,4 +128,32 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// `--console ID`: the log kept with session `id` of `label`, whole, to stdout.
+fn print_console_log(
+    store: &kbench_store::Store,
+    label: &str,
+    sessions: &[kbench_store::SessionRow],
+    id: i64,
+) -> anyhow::Result<i32> {
+    if !sessions.iter().any(|s| s.id == id) {
+        let ids: Vec<String> = sessions.iter().map(|s| s.id.to_string()).collect();
+        return crate::error::usage(format!(
+            "'{label}' has no session {id} (its sessions: {})",
+            ids.join(", ")
+        ));
+    }
+    match store
+        .console_log_text(id)
+        .map_err(crate::session::store_error)?
+    {
+        Some(log) => {
+            crate::output::write_stdout(log.as_bytes())?;
+            Ok(0)
+        }
+        None => crate::error::usage(format!(
+            "session {id} of '{label}' has no console log: only boots (vm-ab, bisect, import-console) keep one"
+        )),
+    }
 }

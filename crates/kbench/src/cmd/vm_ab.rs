@@ -7,7 +7,6 @@ use crate::session::{self, DbArgs};
 use crate::vm::{qemu_command, read_kernel, BootSide, Machine, MachineArgs};
 use kbench_boot::cmdline::side_labels;
 use kbench_boot::qemu::{self, BootFiles, QemuSetup};
-use kbench_boot::stored::TCG_NOTICE;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -122,9 +121,9 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     )?;
     let mut store = args.db.open()?;
     let mut failed = 0;
-    let sequential = args
-        .until_decided
-        .then(|| crate::verdict::sequential_options(&options, args.max_boots as usize));
+    let sequential = args.until_decided.then(|| {
+        crate::verdict::sequential_options(&options, args.max_boots as usize, args.machine.clock)
+    });
     // Recorded before the first boot, so that a later `compare` of the two labels
     // looks with it.
     let design_id = match sequential {
@@ -194,8 +193,10 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     }
     let report = kbench_analysis::compare_labels(&store, &sides[0].label, &sides[1].label, options)
         .map_err(crate::analysis_error)?;
-    if args.format == kbench_report::compare::Format::Text && machine.is_tcg() {
-        outln!("{TCG_NOTICE}\n");
+    if args.format == kbench_report::compare::Format::Text {
+        if let Some(notice) = machine.notice() {
+            outln!("{notice}\n");
+        }
     }
     crate::verdict::print_decided(
         looked.as_ref(),
@@ -220,7 +221,7 @@ fn dry_run(
         sides[0].label,
         sides[1].label
     );
-    let accel = qemu::accel_for_dry_run(&args.machine.accel, sides[0].arch);
+    let accel = qemu::accel_for_dry_run(&args.machine.accel, sides[0].arch, setup.clock);
     if args.machine.accel == "auto" && accel == "kvm" {
         errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
     }
