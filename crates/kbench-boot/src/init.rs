@@ -50,13 +50,13 @@ pub fn init_binary(path: Option<&Path>) -> Result<(PathBuf, Vec<u8>), InitError>
     Ok((path, bytes))
 }
 
-/// A gzipped initramfs with `init` (else this kbench) as /init, and each kernel's
-/// guest modules under its release ([`crate::modules`]); a dynamically linked init
-/// could not start there.
+/// An initramfs with `init` (else this kbench) as /init, and each kernel's guest
+/// modules under its release ([`crate::modules`]); a dynamically linked init could not
+/// start there.
 pub fn static_init_image(
     init: Option<&Path>,
     kernels: &[&crate::KernelImage],
-) -> Result<Vec<u8>, InitError> {
+) -> Result<Initramfs, InitError> {
     let (path, exe) = init_binary(init)?;
     if needs_interpreter(&exe) != Some(false) {
         return Err(InitError::NotStatic(path));
@@ -76,5 +76,5 @@ pub fn static_init_image(
                 .map_err(InitError::Initramfs)?;
         }
     }
-    Ok(image.to_gzip())
+    Ok(image)
 }

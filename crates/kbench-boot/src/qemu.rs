@@ -126,6 +126,10 @@ fn kernel_cmdline(setup: &QemuSetup, kernel: &BootKernel<'_>, nonce: &str) -> St
 /// (docs/vm-ab.md, "Counted boots").
 pub const COUNTED_X86_CPU: &str = "max,cx16=off";
 
+/// The CPU a counted arm64 guest gets unless told: TCG's most capable, with qemu's
+/// own pointer-authentication algorithm instead of the architected QARMA, which TCG
+/// emulates slowly: a boot took 5.6 s instead of minutes here.
+pub const COUNTED_ARM64_CPU: &str = "max,pauth-impdef=on";
 /// The qemu binary and machine of an architecture, and its CPU: `cpu`, else under KVM
 /// the host's, else the most capable one TCG emulates ([`COUNTED_X86_CPU`] counted).
 fn machine_args<'a>(
@@ -137,6 +141,7 @@ fn machine_args<'a>(
     let kvm = accel == "kvm";
     let tcg_cpu = match (arch, clock) {
         (Arch::X86_64, Clock::Instructions) => COUNTED_X86_CPU,
+        (Arch::Arm64, Clock::Instructions) => COUNTED_ARM64_CPU,
         _ => "max",
     };
     let cpu = cpu.unwrap_or(if kvm { "host" } else { tcg_cpu });

@@ -225,7 +225,7 @@ fn dry_run(
     if args.machine.accel == "auto" && accel == "kvm" {
         errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
     }
-    let initrd = work.join("initramfs.cpio.gz");
+    let initrd = work.join(crate::vm::INITRAMFS_FILE);
     for (boot, s) in qemu::order(boots_a_side) {
         let files = BootFiles::in_dir(Path::new("."), boot, pinned);
         let cmd = qemu_command(
