@@ -194,6 +194,8 @@ fn side_summary(label: &str, loaded: &LabelData) -> SideSummary {
 struct Context<'a> {
     opts: ReportOptions,
     calibration: Option<&'a Calibration>,
+    /// The clock both labels were measured with: δ's default, a series' unit.
+    clock: kbench_record::Clock,
     /// δ's floor when `--delta` is not given: the default of the labels' clock.
     default_delta_pct: f64,
 }
@@ -381,6 +383,7 @@ pub fn compare_loaded(
     let ctx = Context {
         opts,
         calibration: calibration.as_ref(),
+        clock,
         default_delta_pct: crate::clock::default_delta_pct(clock),
     };
     let (groups_b, groups_a) = crate::parallel::join(
@@ -750,7 +753,9 @@ fn pooled_percentile_rows(a: &LabelData, b: &LabelData, ctx: &Context) -> Vec<Co
                 };
                 let c = kbench_stats::compare_pooled_quantiles(runs_a, runs_b, &[q], &options)
                     .remove(0);
-                let mut row = row_from(run_key, name, "ns", &c, Role::Secondary);
+                // A latency series' quantiles, in the unit of the labels' clock.
+                let unit = ctx.clock.duration_unit();
+                let mut row = row_from(run_key, name, unit, &c, Role::Secondary);
                 row.kind = RowKind::PooledPercentile {
                     series: name.clone(),
                     quantile: q,

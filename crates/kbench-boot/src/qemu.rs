@@ -523,75 +523,41 @@ mod tests {
             disk: None,
             clock: Clock::Instructions,
         };
-        let kernel = BootKernel {
-            arch: Arch::Arm64,
-            image: Path::new("Image"),
-            own_words: &[],
-        };
         let files = BootFiles::in_dir(Path::new("/tmp"), 0, false);
-        let counted = words(&qemu_command(
-            &setup,
-            "tcg",
-            &kernel,
-            Path::new("i"),
-            "n",
-            &files,
-        ));
-        let at = counted
-            .iter()
-            .position(|w| w == "-icount")
-            .expect("-icount");
-        assert_eq!(counted[at + 1], "shift=0,sleep=off");
-        assert!(counted
-            .windows(2)
-            .any(|w| w == ["-device", "virtio-rng-pci"]));
+        let words_of = |setup: &QemuSetup, arch: Arch| {
+            let kernel = BootKernel {
+                arch,
+                image: Path::new("Image"),
+                own_words: &[],
+            };
+            let cmd = qemu_command(setup, "tcg", &kernel, Path::new("i"), "n", &files);
+            words(&cmd)
+        };
+        let has = |words: &[String], pair: [&str; 2]| words.windows(2).any(|w| w == pair);
+        let arm64 = words_of(&setup, Arch::Arm64);
+        assert!(has(&arm64, ["-icount", "shift=0,sleep=off"]), "{arm64:?}");
+        assert!(has(&arm64, ["-device", "virtio-rng-pci"]), "{arm64:?}");
+        assert!(has(&arm64, ["-cpu", COUNTED_ARM64_CPU]), "{arm64:?}");
+        // An x86 guest counts on a CPU without cmpxchg16b, unless one is named.
+        let x86 = words_of(&setup, Arch::X86_64);
+        assert!(has(&x86, ["-cpu", COUNTED_X86_CPU]), "{x86:?}");
+        setup.cpu = Some("Skylake-Client".into());
+        let named = words_of(&setup, Arch::X86_64);
+        assert!(has(&named, ["-cpu", "Skylake-Client"]), "{named:?}");
         // Whatever was asked, a counted clock is TCG's.
         for asked in ["auto", "kvm", "tcg"] {
             let choice = accel_without_probe_needed(asked, Arch::X86_64, Clock::Instructions);
             assert_eq!(choice.map(|c| c.accel).as_deref(), Some("tcg"));
-            assert_eq!(
-                accel_for_dry_run(asked, Arch::X86_64, Clock::Instructions),
-                "tcg"
-            );
+            let dry = accel_for_dry_run(asked, Arch::X86_64, Clock::Instructions);
+            assert_eq!(dry, "tcg");
         }
-        // An x86 guest counts on a CPU without cmpxchg16b, unless one is named.
-        let x86 = BootKernel {
-            arch: Arch::X86_64,
-            ..kernel
-        };
-        let counted = words(&qemu_command(
-            &setup,
-            "tcg",
-            &x86,
-            Path::new("i"),
-            "n",
-            &files,
-        ));
-        assert!(counted.windows(2).any(|w| w == ["-cpu", COUNTED_X86_CPU]));
-        setup.cpu = Some("Skylake-Client".into());
-        let named = words(&qemu_command(
-            &setup,
-            "tcg",
-            &x86,
-            Path::new("i"),
-            "n",
-            &files,
-        ));
-        assert!(named.windows(2).any(|w| w == ["-cpu", "Skylake-Client"]));
         setup.cpu = None;
         setup.clock = Clock::Wall;
-        let timed = words(&qemu_command(
-            &setup,
-            "tcg",
-            &x86,
-            Path::new("i"),
-            "n",
-            &files,
-        ));
+        let timed = words_of(&setup, Arch::X86_64);
         assert!(!timed
             .iter()
             .any(|w| w == "-icount" || w == "virtio-rng-pci"));
-        assert!(timed.windows(2).any(|w| w == ["-cpu", "max"]));
+        assert!(has(&timed, ["-cpu", "max"]), "{timed:?}");
     }
 
     #[test]

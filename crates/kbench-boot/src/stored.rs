@@ -17,6 +17,16 @@ pub const TCG_NOTICE: &str = "qemu ran under TCG (emulation): its timings measur
 /// cannot see.
 pub const COUNTED_NOTICE: &str = "qemu ran under TCG with icount (--clock instructions): every time figure is the guest's instructions executed (1 ns of guest time = 1 instruction), repeatable from boot to boot and blind to the host's load; they cannot see caches, the TLB, branch prediction or memory latency";
 
+/// What the reader of a boot's figures should know first, if anything: what a TCG
+/// guest's timings measure, or what a counted clock counts.
+pub fn boot_notice(accel: Option<&str>, clock: Clock) -> Option<&'static str> {
+    match (clock, accel) {
+        (Clock::Instructions, _) => Some(COUNTED_NOTICE),
+        (Clock::Wall, Some("tcg")) => Some(TCG_NOTICE),
+        (Clock::Wall, _) => None,
+    }
+}
+
 /// What the host saw of a boot beyond its log.
 #[derive(Debug, Default)]
 pub struct HostView {
@@ -254,11 +264,7 @@ fn add_boot_environment(
         vm_vcpu_pins: (!host.vcpu_pins.is_empty()).then(|| host.vcpu_pins.clone()),
         vm_accel_reason: host.accel_reason.clone(),
         vm_qemu_wall_s: host.qemu_wall_s,
-        vm_notice: match (target.clock, target.accel) {
-            (Clock::Instructions, _) => Some(COUNTED_NOTICE.to_string()),
-            (Clock::Wall, Some("tcg")) => Some(TCG_NOTICE.to_string()),
-            (Clock::Wall, _) => None,
-        },
+        vm_notice: boot_notice(target.accel, target.clock).map(String::from),
         vm_clock: (target.clock == Clock::Instructions).then_some(Clock::Instructions),
         vm_icount_shift: (target.clock == Clock::Instructions).then_some(ICOUNT_SHIFT),
     };

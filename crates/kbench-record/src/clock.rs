@@ -29,6 +29,15 @@ impl Clock {
         }
     }
 
+    /// The unit of a duration read with this clock, as a latency series' figures are:
+    /// `ns`, or `insns` counted (at icount shift 0, one per ns).
+    pub fn duration_unit(self) -> &'static str {
+        match self {
+            Clock::Wall => "ns",
+            Clock::Instructions => "insns",
+        }
+    }
+
     /// What each of the two clocks' figures is in a sentence: "timed", "counted".
     pub fn adjective(self) -> &'static str {
         match self {
@@ -139,30 +148,34 @@ mod tests {
 
     #[test]
     fn times_become_instructions_and_counts_stay() {
-        assert_eq!(
-            counted("usecs_per_op", 10.833, "us/op", 0),
-            ("insns_per_op".into(), 10_833.0, "insns/op".into())
-        );
-        assert_eq!(
-            counted("ipi_round_trip_p50_ns", 1531.0, "ns", 0),
-            ("ipi_round_trip_p50_insns".into(), 1531.0, "insns".into())
-        );
-        assert_eq!(
-            counted("total_sec", 0.5, "s", 0),
-            ("total_insns".into(), 5e8, "insns".into())
-        );
-        assert_eq!(
-            counted("task_clock_ns_per_op", 800.0, "ns/op", 0),
-            ("task_clock_insns_per_op".into(), 800.0, "insns/op".into())
-        );
-        assert_eq!(
-            counted("csw_per_op", 2.0, "csw/op", 0),
-            ("csw_per_op".into(), 2.0, "csw/op".into())
-        );
-        assert_eq!(
-            counted("resched_ipis_per_op", 1.0, "IPI/op", 0),
-            ("resched_ipis_per_op".into(), 1.0, "IPI/op".into())
-        );
+        // (metric, value, unit) timed -> as counted at shift 0.
+        let cases = [
+            (
+                ("usecs_per_op", 10.833, "us/op"),
+                ("insns_per_op", 10_833.0, "insns/op"),
+            ),
+            (
+                ("ipi_round_trip_p50_ns", 1531.0, "ns"),
+                ("ipi_round_trip_p50_insns", 1531.0, "insns"),
+            ),
+            (("total_sec", 0.5, "s"), ("total_insns", 5e8, "insns")),
+            (
+                ("task_clock_ns_per_op", 800.0, "ns/op"),
+                ("task_clock_insns_per_op", 800.0, "insns/op"),
+            ),
+            (("csw_per_op", 2.0, "csw/op"), ("csw_per_op", 2.0, "csw/op")),
+            (
+                ("resched_ipis_per_op", 1.0, "IPI/op"),
+                ("resched_ipis_per_op", 1.0, "IPI/op"),
+            ),
+        ];
+        for ((metric, v, unit), (want_metric, want_v, want_unit)) in cases {
+            assert_eq!(
+                counted(metric, v, unit, 0),
+                (want_metric.into(), want_v, want_unit.into()),
+                "{metric}"
+            );
+        }
     }
 
     #[test]

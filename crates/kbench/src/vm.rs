@@ -10,7 +10,7 @@ use kbench_boot::qemu::{
     self, AccelChoice, BootFiles, BootKernel, BootRun, Deadlines, QemuSetup, Step, Watch,
     WATCH_INTERVAL,
 };
-use kbench_boot::stored::{BootTarget, HostView, COUNTED_NOTICE, TCG_NOTICE};
+use kbench_boot::stored::{boot_notice, BootTarget, HostView};
 use kbench_record::{Clock, KernelSource};
 use kbench_store::Store;
 use std::path::{Path, PathBuf};
@@ -271,7 +271,7 @@ impl Machine {
         std::fs::write(&initrd, image.to_cpio())?;
         let accel = choose_accel(&args.accel, &setup, probe, work)?;
         errln!("kbench: {}", accel.reason);
-        if let Some(notice) = notice(accel.accel.as_str(), setup.clock) {
+        if let Some(notice) = boot_notice(Some(&accel.accel), setup.clock) {
             errln!("kbench: {notice}");
         }
         Ok(Machine {
@@ -290,7 +290,7 @@ impl Machine {
     /// What the reader of this machine's figures should know first: what a TCG
     /// guest's timings measure, or what a counted clock counts.
     pub fn notice(&self) -> Option<&'static str> {
-        notice(&self.accel.accel, self.setup.clock)
+        boot_notice(Some(&self.accel.accel), self.setup.clock)
     }
 
     /// Boots `side` once (the `boot`-th boot of this machine, which names its files),
@@ -343,15 +343,6 @@ impl Machine {
             &files.read_log(),
             &host,
         )
-    }
-}
-
-/// What a boot under `accel` with `clock` should tell its reader, if anything.
-fn notice(accel: &str, clock: Clock) -> Option<&'static str> {
-    match (clock, accel) {
-        (Clock::Instructions, _) => Some(COUNTED_NOTICE),
-        (Clock::Wall, "tcg") => Some(TCG_NOTICE),
-        (Clock::Wall, _) => None,
     }
 }
 

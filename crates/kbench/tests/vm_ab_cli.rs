@@ -1146,9 +1146,9 @@ fn counted_boots_decide_pti_on_a_regression_and_an_aa_claims_nothing() {
                 "--max-boots",
                 "6",
                 "--suite",
-                "ipi:--iterations 1000",
+                "ipi:--iterations 500 --warmup 200",
                 "--runs",
-                "3",
+                "2",
                 "--format",
                 "json",
             ];

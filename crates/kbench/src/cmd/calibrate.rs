@@ -85,7 +85,6 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     Ok(i32::from(any_failed))
 }
 
-/// The newest calibration of the machine kbench runs on.
 /// `--from LABEL...`: the calibration of the machine the labels' sessions ran on (a
 /// counted guest's, from the boots of an A/A), from what is stored.
 fn from_stored(args: &CalibrateArgs) -> anyhow::Result<i32> {
@@ -127,6 +126,7 @@ fn from_stored(args: &CalibrateArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// The newest calibration of the machine kbench runs on.
 fn this_machines(
     store: &kbench_store::Store,
     identity: &IdentityArgs,
