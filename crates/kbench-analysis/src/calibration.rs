@@ -43,12 +43,8 @@ pub struct Fingerprint {
     pub kbench_version: String,
     /// What the figures were measured with: counted boots' noise (instructions) is
     /// not a timed machine's.
-    #[serde(default, skip_serializing_if = "is_wall")]
+    #[serde(default, skip_serializing_if = "Clock::is_wall")]
     pub clock: Clock,
-}
-
-fn is_wall(clock: &Clock) -> bool {
-    *clock == Clock::Wall
 }
 
 impl Fingerprint {

@@ -196,8 +196,6 @@ struct Context<'a> {
     calibration: Option<&'a Calibration>,
     /// The clock both labels were measured with: δ's default, a series' unit.
     clock: kbench_record::Clock,
-    /// δ's floor when `--delta` is not given: the default of the labels' clock.
-    default_delta_pct: f64,
 }
 
 impl Context<'_> {
@@ -213,9 +211,14 @@ impl Context<'_> {
         self.calibration?.find(key).cloned()
     }
 
+    /// δ's floor when `--delta` is not given: the default of the labels' clock.
+    fn default_delta_pct(&self) -> f64 {
+        crate::clock::default_delta_pct(self.clock)
+    }
+
     /// `--delta`, or the default of the labels' clock.
     fn delta_or_default(&self) -> f64 {
-        self.opts.delta_pct.unwrap_or(self.default_delta_pct)
+        self.opts.delta_pct.unwrap_or(self.default_delta_pct())
     }
 
     /// The row's delta: `--delta`, or the larger of the clock's default (1 % timed)
@@ -238,7 +241,7 @@ impl Context<'_> {
             kbench_stats::resolvable_change_pct(n, level, units, self.opts.alpha)
         });
         match resolvable {
-            Some(r) if r > self.default_delta_pct => (
+            Some(r) if r > self.default_delta_pct() => (
                 r,
                 Some(Diagnostic::DeltaRaised {
                     delta_pct: r,
@@ -246,7 +249,7 @@ impl Context<'_> {
                     units,
                 }),
             ),
-            _ => (self.default_delta_pct, None),
+            _ => (self.default_delta_pct(), None),
         }
     }
 }
@@ -384,7 +387,6 @@ pub fn compare_loaded(
         opts,
         calibration: calibration.as_ref(),
         clock,
-        default_delta_pct: crate::clock::default_delta_pct(clock),
     };
     let (groups_b, groups_a) = crate::parallel::join(
         || group::group(&b.runs, &b.sessions),
@@ -458,6 +460,7 @@ pub fn compare_loaded(
         seed: opts.seed,
         machines,
         carried,
+        clock,
     })
 }
 

@@ -35,6 +35,9 @@ pub struct CompareReport {
     /// predict for it from its events per op.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carried: Vec<crate::carried::CarriedChange>,
+    /// What both labels' figures were measured with: instructions for counted boots.
+    #[serde(default, skip_serializing_if = "kbench_record::Clock::is_wall")]
+    pub clock: kbench_record::Clock,
 }
 
 /// Which machines a comparison of labels spanning several used.

@@ -279,19 +279,14 @@ pub fn plausible_of(
         };
         for saving in savings {
             if saving.unit != cost_unit {
+                let (kind, wanted) = match cost_unit {
+                    CostUnit::Insns => ("counted", "instructions, e.g. ipi=28insns"),
+                    CostUnit::Ns => ("timed", "time, e.g. ipi=300ns"),
+                };
                 return Err(crate::AnalysisError::Usage(format!(
-                    "'{label}' is {} ({} {metric} per op): give --saving {} in {}",
-                    if cost_unit == CostUnit::Insns {
-                        "counted"
-                    } else {
-                        "timed"
-                    },
+                    "'{label}' is {kind} ({} {metric} per op): give --saving {} in {wanted}",
                     cost_unit.symbol(),
                     saving.event.name(),
-                    match cost_unit {
-                        CostUnit::Insns => "instructions, e.g. ipi=28insns",
-                        CostUnit::Ns => "time, e.g. ipi=300ns",
-                    }
                 )));
             }
             let events_per_op = saving

@@ -38,6 +38,12 @@ impl Clock {
         }
     }
 
+    /// Whether this is wall time, the clock a record says nothing of (for serde's
+    /// `skip_serializing_if`).
+    pub fn is_wall(&self) -> bool {
+        *self == Clock::Wall
+    }
+
     /// What each of the two clocks' figures is in a sentence: "timed", "counted".
     pub fn adjective(self) -> &'static str {
         match self {

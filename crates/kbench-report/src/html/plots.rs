@@ -476,12 +476,7 @@ pub fn latency_plot(report: &CompareReport, plot: &WorkloadPlot, curves: &Latenc
     );
     let mut svg = Svg::new(WIDTH, height, &title, &desc);
     // A counted comparison's series are instructions (docs/vm-ab.md).
-    let clock = if report.notes.contains(&kbench_analysis::ReportNote::Counted) {
-        kbench_record::Clock::Instructions
-    } else {
-        kbench_record::Clock::Wall
-    };
-    y_axis(&mut svg, &y, height, clock.duration_unit());
+    y_axis(&mut svg, &y, height, report.clock.duration_unit());
     for (label, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
         let inv = inverse(q);
         if inv < qlo || inv > qhi.max(qlo * 10.0) {
