@@ -326,7 +326,7 @@ fn row(
         unit: a.unit.clone(),
         higher_is_better: a.higher_is_better,
         level,
-        calibrated: known.is_some(),
+        calibrated: look.borrowed_calibration(),
         look,
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::{threshold_rel, verdict_from_interval, Scale, Verdict};
 use crate::descriptive::mean;
-use crate::special::sd_interval_95;
+use crate::special::{f_sf, sd_interval_95};
 
 /// Variance of the prior on the standardised shift (shift / unit SD) under the
 /// alternative. 1 keeps the interval finite from 5 units a side (3 with a calibration
@@ -56,6 +56,32 @@ pub struct KnownNoise {
     pub unit_sd: f64,
     pub df: f64,
 }
+
+impl KnownNoise {
+    /// Whether today's units (their spread `today_sd` with `today_df` degrees of
+    /// freedom) are consistent with this calibrated spread: not wider than it by the
+    /// one-sided F test at [`CALIBRATION_CHECK_P`]. A calibration that today's units
+    /// find too small is not borrowed: pooled in, it would narrow the interval by a
+    /// noise this machine no longer has (a calibration half today's spread took an A/A's
+    /// false claims to 6 %). A spread found larger is borrowed: that only widens.
+    pub fn fits_today(&self, today_sd: f64, today_df: f64) -> bool {
+        if !(today_df >= 1.0 && self.df >= 1.0 && today_sd.is_finite()) {
+            return true;
+        }
+        if self.unit_sd <= 0.0 {
+            return today_sd <= 0.0;
+        }
+        let ratio = (today_sd / self.unit_sd).powi(2);
+        f_sf(ratio, today_df, self.df) >= CALIBRATION_CHECK_P
+    }
+}
+
+/// The level of the check that today's units agree with a calibration they would
+/// borrow ([`KnownNoise::fits_today`]). Generous on purpose: from four units a side
+/// the test has little power, and a level of 0.1 still let a calibration half today's
+/// spread take one unit against five to 6.7 % false claims; at 0.25 every cell of
+/// `tests/calibration_off.rs` holds α.
+pub const CALIBRATION_CHECK_P: f64 = 0.25;
 
 /// Where a variance estimate came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,6 +185,14 @@ pub struct Look {
     pub decision: Decision,
 }
 
+impl Look {
+    /// Whether the interval pooled a calibration's spread in: it has more degrees of
+    /// freedom than its own units give.
+    pub fn borrowed_calibration(&self) -> bool {
+        self.df > (self.n_a + self.n_b) as f64 - 2.0
+    }
+}
+
 /// The confidence sequence at one look, on the log scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LogInterval {
@@ -205,7 +239,10 @@ pub fn confidence_sequence(
     };
     let mut ss = squares(a_log_units) + squares(b_log_units);
     let mut df = (n_a + n_b - 2) as f64;
-    if let Some(k) = known.filter(|k| k.df > 0.0 && k.unit_sd.is_finite()) {
+    let today_sd = (ss / df).sqrt();
+    let borrowable =
+        |k: &KnownNoise| k.df > 0.0 && k.unit_sd.is_finite() && k.fits_today(today_sd, df);
+    if let Some(k) = known.filter(borrowable) {
         ss += k.df * k.unit_sd * k.unit_sd;
         df += k.df;
     }
@@ -283,7 +320,11 @@ fn more_estimate(
             what_would_give_it: NoiseWanted::TwoUnitsASideOrCalibration,
         };
     };
-    let extra_df = known.map_or(0.0, |k| k.df.max(0.0));
+    // The calibration's degrees of freedom, when the interval borrowed it.
+    let extra_df = match known {
+        Some(_) => (iv.df - (n_a + n_b) as f64 + 2.0).max(0.0),
+        None => 0.0,
+    };
     let from = if extra_df > 0.0 {
         VarianceFrom::CalibrationAndThisComparison
     } else {

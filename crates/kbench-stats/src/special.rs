@@ -263,6 +263,17 @@ pub fn t_sf(t: f64, df: f64) -> f64 {
     }
 }
 
+/// Upper tail of Fisher's F with `d1` and `d2` degrees of freedom, P(F > f).
+pub fn f_sf(f: f64, d1: f64, d2: f64) -> f64 {
+    if f.is_nan() || !is_positive(d1) || !is_positive(d2) {
+        return f64::NAN;
+    }
+    if f <= 0.0 {
+        return 1.0;
+    }
+    reg_inc_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
+}
+
 /// Density of Student's t with `df` degrees of freedom.
 pub fn t_pdf(t: f64, df: f64) -> f64 {
     let log_norm = ln_gamma((df + 1.0) / 2.0) - ln_gamma(df / 2.0) - 0.5 * (df * PI).ln();
