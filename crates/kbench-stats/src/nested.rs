@@ -610,7 +610,7 @@ fn compare_units_on(
     let unit_spread = (between.unit_sd, between.df);
     let one_unit = CompareOptions {
         alpha: opts.alpha * ONE_UNIT_ALPHA_SHARE,
-        ..opts.clone()
+        ..*opts
     };
     Some(t_result(
         shift,

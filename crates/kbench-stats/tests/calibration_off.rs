@@ -50,7 +50,7 @@ fn sequential_aa_rate(ratio: f64, bound: usize, seed: u64) -> f64 {
             let (a, b) = (units(&mut rng, bound), units(&mut rng, bound));
             (1..=bound)
                 .flat_map(|k| [(k, k - 1), (k, k)])
-                .filter(|&(na, nb)| nb >= 1)
+                .filter(|&(_, nb)| nb >= 1)
                 .any(|(na, nb)| {
                     confidence_sequence(&a[..na], &b[..nb], Some(known), ALPHA)
                         .and_then(|iv| iv.bounds)

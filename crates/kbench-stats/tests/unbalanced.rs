@@ -4,10 +4,7 @@
 //! boots on one side against 5, 10 or 20 on the other, and normal, skewed or
 //! contaminated boot effects. A false claim is an interval that excludes 0. Seeded;
 //! `cargo nextest run -p kbench-stats --test unbalanced --no-capture` prints the tables.
-use kbench_stats::nested::{calibrated_between, compare_units, UnitEstimate};
-use kbench_stats::{
-    compare_nested, CompareOptions, Level, NestedOptions, NoiseComponents, Observation,
-};
+use kbench_stats::{compare_nested, CompareOptions, NestedOptions, NoiseComponents, Observation};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
