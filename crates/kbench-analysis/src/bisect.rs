@@ -123,11 +123,13 @@ pub fn candidate_look(
     step_look(&good.units, &bad.units, &candidate.units, alpha, max_boots)
 }
 
-/// α for each step of a bisection over `commits` commits: the union bound over the steps
-/// it can take (⌈log2(commits + 1)⌉, and the confirmation).
+/// α for each decision of a bisection over `commits` commits: one α for the whole
+/// bisection, by the union bound over the decisions it makes: good against bad, the
+/// ⌈log2(commits + 1)⌉ steps, and the confirmation. Good against bad once had α of its
+/// own, and the steps α again: 2α in all.
 pub fn alpha_per_step(alpha: f64, commits: usize) -> f64 {
-    let steps = (commits as f64 + 1.0).log2().ceil().max(1.0) + 1.0;
-    alpha / steps
+    let steps = (commits as f64 + 1.0).log2().ceil().max(1.0);
+    alpha / (steps + 2.0)
 }
 
 #[cfg(test)]
@@ -151,8 +153,8 @@ mod tests {
     }
 
     #[test]
-    fn twelve_commits_are_four_steps_and_the_confirmation() {
-        assert!((alpha_per_step(0.05, 12) - 0.01).abs() < 1e-12);
-        assert!((alpha_per_step(0.05, 1) - 0.025).abs() < 1e-12);
+    fn twelve_commits_are_good_against_bad_four_steps_and_the_confirmation() {
+        assert!((alpha_per_step(0.05, 12) - 0.05 / 6.0).abs() < 1e-12);
+        assert!((alpha_per_step(0.05, 1) - 0.05 / 3.0).abs() < 1e-12);
     }
 }

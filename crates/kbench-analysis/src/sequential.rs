@@ -163,14 +163,22 @@ pub fn look_record(
         rows: report
             .rows
             .iter()
-            .map(|r| look_row((&r.workload, &r.params, &r.variant, &r.metric), &r.look))
+            .map(|r| {
+                look_row(
+                    (&r.workload, &r.params, &r.variant, &r.metric),
+                    &r.look,
+                    r.level,
+                )
+            })
             .collect(),
     }
 }
 
-/// One metric's look, as recorded; the key is (workload, params, variant, metric).
-pub fn look_row(key: (&str, &str, &str, &str), look: &Look) -> LookRow {
+/// One metric's look, as recorded; the key is (workload, params, variant, metric),
+/// `level` what its units were.
+pub fn look_row(key: (&str, &str, &str, &str), look: &Look, level: Level) -> LookRow {
     LookRow {
+        unit_level: Some(level),
         workload: key.0.to_string(),
         params: key.1.to_string(),
         variant: key.2.to_string(),
@@ -242,7 +250,65 @@ pub fn sequential_of(
         true => same_machine_calibration(store, a, b)?,
         false => None,
     };
-    Ok(sequential_loaded(a, b, options, calibration.as_ref()))
+    let recorded = store.sequential_design(&a.label, &b.label)?;
+    let fixed = recorded.as_ref().and_then(FixedAtFirstLook::of);
+    Ok(sequential_loaded(
+        a,
+        b,
+        options,
+        calibration.as_ref(),
+        fixed.as_ref(),
+    ))
+}
+
+/// The (workload, params, variant, metric) of a primary metric.
+type MetricKey = (String, String, String, String);
+
+/// What a design's first look fixed for the whole decision: which primary metrics share
+/// α, so the Bonferroni count is the same at every look, and what each one's units are,
+/// so one sequence of looks spends its α. Without it, labels grown by a second
+/// interleaved `ab` would be looked at first with runs as units and then with sessions:
+/// two sequences under one α, up to 2α.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixedAtFirstLook {
+    /// Each primary metric of the first look, with its units' level when recorded.
+    pub levels: BTreeMap<MetricKey, Option<Level>>,
+}
+
+impl FixedAtFirstLook {
+    /// `None` before the design's first look.
+    pub fn of(recorded: &RecordedDesign) -> Option<FixedAtFirstLook> {
+        let first = recorded.looks.first()?;
+        let levels = first
+            .rows
+            .iter()
+            .map(|r| {
+                let key = (
+                    r.workload.clone(),
+                    r.params.clone(),
+                    r.variant.clone(),
+                    r.metric.clone(),
+                );
+                (key, r.unit_level)
+            })
+            .collect();
+        Some(FixedAtFirstLook { levels })
+    }
+
+    fn primaries(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Whether `key` is one of the design's metrics, and its level if recorded.
+    fn level_of(&self, key: &Key) -> Option<Option<Level>> {
+        let key = (
+            key.run.workload.clone(),
+            key.run.params.clone(),
+            key.run.variant.clone(),
+            key.metric.clone(),
+        );
+        self.levels.get(&key).copied()
+    }
 }
 
 /// The newest calibration of the machine both labels ran on, if they ran on one.
@@ -261,26 +327,39 @@ fn same_machine_calibration(
 }
 
 /// Every primary metric of both labels, its units given to the sequential rule with
-/// α split among them.
+/// α split among them. Under a design already looked at (`fixed`), only the metrics of
+/// its first look, α split as it was then, each with the units it had then.
 pub fn sequential_loaded(
     a: &LabelData,
     b: &LabelData,
     options: SequentialOptions,
     calibration: Option<&Calibration>,
+    fixed: Option<&FixedAtFirstLook>,
 ) -> SequentialReport {
     let (groups_a, groups_b) = (
         group::group(&a.runs, &a.sessions),
         group::group(&b.runs, &b.sessions),
     );
-    let primaries: Vec<(&Key, &Side, &Side)> = groups_a
+    let primaries: Vec<(&Key, &Side, &Side, Option<Level>)> = groups_a
         .iter()
         .filter(|(_, side)| side.primary)
-        .filter_map(|(key, side_a)| Some((key, side_a, groups_b.get(key)?)))
+        .filter_map(|(key, side_a)| {
+            let level = match fixed {
+                Some(fixed) => fixed.level_of(key)?,
+                None => None,
+            };
+            Some((key, side_a, groups_b.get(key)?, level))
+        })
         .collect();
-    let count = primaries.len();
+    let count = fixed.map_or(primaries.len(), FixedAtFirstLook::primaries);
     let rows = primaries
         .into_iter()
-        .map(|(key, side_a, side_b)| row(key, side_a, side_b, &options, count, calibration))
+        .map(|(key, side_a, side_b, level)| {
+            let level = level.unwrap_or_else(|| {
+                kbench_stats::choose_design(&side_a.observations, &side_b.observations).level()
+            });
+            row(key, (side_a, side_b), level, &options, count, calibration)
+        })
         .collect();
     SequentialReport {
         base: a.label.clone(),
@@ -294,13 +373,12 @@ pub fn sequential_loaded(
 
 fn row(
     key: &Key,
-    a: &Side,
-    b: &Side,
+    (a, b): (&Side, &Side),
+    level: Level,
     options: &SequentialOptions,
     primaries: usize,
     calibration: Option<&Calibration>,
 ) -> SequentialRow {
-    let level = kbench_stats::choose_design(&a.observations, &b.observations).level();
     let known = match level {
         Level::Session => calibration.and_then(|c| session_noise(c, key)),
         Level::Run | Level::Boot => None,

@@ -3,6 +3,9 @@
 //! reads the design back and looks with it, so it gives the verdict the run gave.
 use serde::{Deserialize, Serialize};
 
+/// The levels of replication, as the statistics name them.
+pub use kbench_stats::Level;
+
 /// What ran the design and looked after each unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -104,6 +107,10 @@ pub struct LookRow {
     /// The always-valid interval, percent; `None` while it is unbounded.
     pub interval_pct: Option<(f64, f64)>,
     pub outcome: LookOutcome,
+    /// What the units were (runs, sessions, boots). The first look fixes it for the
+    /// whole design; `None` in looks recorded before kbench kept it.
+    #[serde(default)]
+    pub unit_level: Option<Level>,
 }
 
 /// One look: every primary metric's interval and answer.

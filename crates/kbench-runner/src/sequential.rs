@@ -43,6 +43,10 @@ pub struct SequentialRule {
     max_time: Duration,
     units_of: UnitsOf,
     states: Vec<PrimaryState>,
+    /// The primary metrics of the first look that saw any: the design's, fixed for the
+    /// whole decision, so the Bonferroni count does not move with what a look happens to
+    /// have (a metric missing from one block would give the others more α).
+    metrics: Option<Vec<String>>,
 }
 
 /// Failures without a single measured run after which the comparison is given up.
@@ -63,6 +67,7 @@ impl SequentialRule {
             max_time,
             units_of,
             states: Vec::new(),
+            metrics: None,
         }
     }
 
@@ -86,10 +91,20 @@ impl SequentialRule {
         }
     }
 
-    /// Looks again at every primary metric not decided yet.
+    /// Looks again at every primary metric of the design not decided yet.
     fn look_at(&mut self, primaries: Vec<PrimaryUnits>) {
-        let count = primaries.len();
-        for units in primaries {
+        if self.metrics.is_none() && !primaries.is_empty() {
+            self.metrics = Some(primaries.iter().map(|p| p.metric.clone()).collect());
+        }
+        let Some(metrics) = &self.metrics else {
+            return;
+        };
+        let count = metrics.len();
+        let of_the_design: Vec<PrimaryUnits> = primaries
+            .into_iter()
+            .filter(|p| metrics.contains(&p.metric))
+            .collect();
+        for units in of_the_design {
             let design = self.design(count, units.higher_is_better);
             let look =
                 sequential::look(&design, &units.a_log_units, &units.b_log_units, units.known);

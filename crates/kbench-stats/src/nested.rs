@@ -55,6 +55,12 @@ impl Level {
             Level::Boot => "boot",
         }
     }
+
+    pub fn parse(text: &str) -> Option<Level> {
+        [Level::Run, Level::Session, Level::Boot]
+            .into_iter()
+            .find(|l| l.as_str() == text)
+    }
 }
 
 /// How the two sides' runs relate, and so which units are the replicates.

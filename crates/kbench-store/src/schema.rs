@@ -296,6 +296,11 @@ pub const MIGRATIONS: &[&str] = &[
     // 11: nothing here. PostgreSQL's twin drops run_values' foreign key; SQLite keeps
     // it: its check is one lookup in a page it holds, not a query.
     "",
+    // 12: what a sequential look's units were (run | session | boot): the first look
+    // fixes it for the whole design (kbench_record::sequential::LookRow::unit_level).
+    r#"
+    ALTER TABLE sequential_looks ADD COLUMN unit_level TEXT;
+    "#,
 ];
 
 /// A PostgreSQL database starts at this version, with [`POSTGRES_BASELINE`]: no
@@ -462,6 +467,10 @@ pub const POSTGRES_MIGRATIONS: &[&str] = &[
     // of `Store::insert_run` gives that id.
     r#"
     ALTER TABLE run_values DROP CONSTRAINT IF EXISTS run_values_run_id_fkey;
+    "#,
+    // 12
+    r#"
+    ALTER TABLE sequential_looks ADD COLUMN unit_level TEXT;
     "#,
 ];
 

@@ -4,7 +4,7 @@ use crate::cells;
 use crate::db::Row;
 use crate::store::{to_i64, Store, StoreError};
 use kbench_record::sequential::{
-    DesignedBy, LookOutcome, LookRow, RecordedDesign, SequentialDesign, SequentialLook,
+    DesignedBy, Level, LookOutcome, LookRow, RecordedDesign, SequentialDesign, SequentialLook,
 };
 
 impl Store {
@@ -45,8 +45,9 @@ impl Store {
             for r in &look.rows {
                 db.execute(
                     "INSERT INTO sequential_looks (design_id, look_index, at_unix_ns, workload,
-                         params, variant, metric, n_a, n_b, shift_pct, low_pct, high_pct, outcome)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                         params, variant, metric, n_a, n_b, shift_pct, low_pct, high_pct, outcome,
+                         unit_level)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                     cells![
                         design_id,
                         to_i64(look.index),
@@ -60,7 +61,8 @@ impl Store {
                         r.shift_pct,
                         r.interval_pct.map(|i| i.0),
                         r.interval_pct.map(|i| i.1),
-                        r.outcome.as_str()
+                        r.outcome.as_str(),
+                        r.unit_level.map(Level::as_str)
                     ],
                 )?;
             }
@@ -93,7 +95,7 @@ impl Store {
     fn sequential_looks(&self, design_id: i64) -> Result<Vec<SequentialLook>, StoreError> {
         let rows = self.db().query(
             "SELECT look_index, at_unix_ns, workload, params, variant, metric, n_a, n_b,
-                    shift_pct, low_pct, high_pct, outcome
+                    shift_pct, low_pct, high_pct, outcome, unit_level
              FROM sequential_looks WHERE design_id = ?1
              ORDER BY look_index, workload, params, variant, metric",
             cells![design_id],
@@ -105,6 +107,12 @@ impl Store {
             let outcome = LookOutcome::parse(&outcome_text).ok_or_else(|| {
                 StoreError::Corrupt(format!("a sequential look's outcome {outcome_text:?}"))
             })?;
+            let unit_level = match r.opt_str(12)? {
+                Some(text) => Some(Level::parse(text).ok_or_else(|| {
+                    StoreError::Corrupt(format!("a sequential look's unit level {text:?}"))
+                })?),
+                None => None,
+            };
             let interval_pct = match (r.opt_f64(9)?, r.opt_f64(10)?) {
                 (Some(low), Some(high)) => Some((low, high)),
                 _ => None,
@@ -119,6 +127,7 @@ impl Store {
                 shift_pct: r.opt_f64(8)?,
                 interval_pct,
                 outcome,
+                unit_level,
             };
             match looks.last_mut().filter(|l| l.index == index) {
                 Some(look) => look.rows.push(row),

@@ -699,7 +699,7 @@ fn calibrations_read_back(db: &TestDb) {
 
 fn sequential_designs_read_back_newest_first_with_their_looks(db: &TestDb) {
     use kbench_record::sequential::{
-        DesignedBy, LookOutcome, LookRow, SequentialDesign, SequentialLook,
+        DesignedBy, Level, LookOutcome, LookRow, SequentialDesign, SequentialLook,
     };
     let mut store = db.open();
     assert_eq!(store.sequential_design("a", "b").unwrap(), None);
@@ -726,6 +726,8 @@ fn sequential_designs_read_back_newest_first_with_their_looks(db: &TestDb) {
         shift_pct: Some(3.25),
         interval_pct,
         outcome,
+        // Both a level and none (a look recorded before kbench kept it) come back.
+        unit_level: (metric == "usecs_per_op").then_some(Level::Boot),
     };
     store
         .insert_sequential_design(&design(1, DesignedBy::Compare))

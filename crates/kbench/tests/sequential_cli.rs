@@ -105,6 +105,28 @@ fn ab_until_decided_stops_early_for_a_real_difference() {
     assert_success(&out, &markdown);
     let note = String::from_utf8_lossy(&out.stderr);
     assert!(note.contains("--sequential` gives their verdict"), "{note}");
+    // A second interleaved session of the same labels makes them paired sessions to a
+    // fresh eye; under the recorded design, whose first look had runs as units, the
+    // units stay runs: one sequence of looks for one α, not a second at another level.
+    let second = [
+        "ab",
+        "messaging:-g 1 -l 10",
+        "messaging:-g 1 -l 40",
+        "--runs",
+        "3",
+        "--label-a",
+        &labels[0],
+        "--label-b",
+        &labels[1],
+    ];
+    assert_success(&kbench_on(&temp.path, &second), &second);
+    let grown = json_on(
+        &temp.path,
+        &["compare", &labels[0], &labels[1], "--sequential", "--format", "json"],
+    );
+    assert_eq!(only_row(&grown)["level"], "run", "{grown}");
+    let first_look = &grown["recorded"]["looks"][0]["rows"][0];
+    assert_eq!(first_look["unit_level"], "run", "{grown}");
 }
 
 fn interval(row: &serde_json::Value) -> (f64, f64) {

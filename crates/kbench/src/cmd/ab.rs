@@ -359,7 +359,11 @@ fn record_looks(
             .iter()
             .map(|(metric, l)| {
                 let (workload, params, variant) = key_of(metric);
-                kbench_analysis::sequential::look_row((workload, params, variant, metric), l)
+                kbench_analysis::sequential::look_row(
+                    (workload, params, variant, metric),
+                    l,
+                    kbench_stats::Level::Run,
+                )
             })
             .collect(),
     });

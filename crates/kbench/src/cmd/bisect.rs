@@ -401,10 +401,10 @@ impl Bisection {
                 ));
             }
         }
-        let Some((metric, endpoints)) = self.establish()? else {
+        let alpha = alpha_per_step(self.args.alpha, commits);
+        let Some((metric, endpoints)) = self.establish(alpha)? else {
             return Ok(0);
         };
-        let alpha = alpha_per_step(self.args.alpha, commits);
         let mut steps: Vec<StepLine> = Vec::new();
         let mut state = self
             .worktree
@@ -462,10 +462,11 @@ impl Bisection {
         Ok(0)
     }
 
-    /// Good against bad, pairs of boots in ABBA order, until the sequential rule decides:
-    /// the metric they differ on and the look that says so, or `None` (said) when they do
-    /// not differ.
-    fn establish(&mut self) -> anyhow::Result<Option<(MetricName, Look)>> {
+    /// Good against bad, pairs of boots in ABBA order, until the sequential rule decides
+    /// at `alpha` (the bisection's share for this decision, split among the metrics): the
+    /// metric they differ on and the look that says so, or `None` (said) when they do not
+    /// differ.
+    fn establish(&mut self, alpha: f64) -> anyhow::Result<Option<(MetricName, Look)>> {
         let (good, bad) = (self.good.clone(), self.bad.clone());
         let max = self.args.max_boots_per_step as usize;
         for (pair, order) in abba_pairs(max).into_iter().enumerate() {
@@ -498,7 +499,7 @@ impl Bisection {
                     }
                 });
             }
-            let alpha = self.args.alpha / candidates.len().max(1) as f64;
+            let alpha = alpha / candidates.len().max(1) as f64;
             let looks: Vec<(MetricName, Look)> = candidates
                 .into_iter()
                 .map(|(name, gu, bu)| {
