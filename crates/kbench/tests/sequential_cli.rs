@@ -122,7 +122,14 @@ fn ab_until_decided_stops_early_for_a_real_difference() {
     assert_success(&kbench_on(&temp.path, &second), &second);
     let grown = json_on(
         &temp.path,
-        &["compare", &labels[0], &labels[1], "--sequential", "--format", "json"],
+        &[
+            "compare",
+            &labels[0],
+            &labels[1],
+            "--sequential",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(only_row(&grown)["level"], "run", "{grown}");
     let first_look = &grown["recorded"]["looks"][0]["rows"][0];
