@@ -5,7 +5,7 @@
 //! `cargo nextest run -p kbench-stats --test sequential --no-capture`.
 
 use kbench_stats::sequential::{
-    confidence_sequence, look, stops, Decision, KnownNoise, SequentialDesign,
+    confidence_sequence, look, stops, Boundary, Decision, KnownNoise, SequentialDesign,
 };
 use kbench_stats::special::{normal_quantile, normal_sf, t_quantile, t_sf};
 use rand::{Rng, SeedableRng};
@@ -365,6 +365,7 @@ fn design(delta_pct: f64, max: usize) -> SequentialDesign {
         max_units_per_side: max,
         primaries: 1,
         higher_is_better: false,
+        boundary: Boundary::AlwaysValid,
     }
 }
 
