@@ -333,14 +333,16 @@ fn aa_false_claims_hold_alpha_with_a_look_after_every_unit() {
 }
 
 /// A user who declared 20 boots a side and keeps looking to 40: the always-valid
-/// interval still holds; a group-sequential design does not promise to.
+/// interval still holds; a group-sequential design does not promise to. The library's
+/// declared-maximum boundary reads only the first 20 units a side, so it holds too.
 #[test]
 fn looking_past_the_declared_maximum() {
     let lim = limit(TRIALS_AA);
     let intervals = Intervals::new(20);
+    let declared = DeclaredDesign::new(20, 1, None);
     eprintln!("A/A, declared 20 a side, looked at after every unit to 40, {TRIALS_AA} trials, limit {lim:.4}");
-    eprintln!("| unit effect | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming |");
-    eprintln!("|---|---|---|---|---|");
+    eprintln!("| unit effect | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming | library's declared maximum (first 20 a side) |");
+    eprintln!("|---|---|---|---|---|---|");
     for (seed, effect) in (25_400..).zip([UnitEffect::Normal, UnitEffect::T3]) {
         let noise = Noise {
             within_cv_pct: 5.0,
@@ -348,8 +350,9 @@ fn looking_past_the_declared_maximum() {
             effect,
         };
         let rates = aa_claim_rates(&intervals, &RULES, noise, 40, None, TRIALS_AA, seed);
+        let library = past_the_maximum_claim_rate(&declared, noise, 40, TRIALS_AA, seed);
         eprintln!(
-            "| {effect:?} | {:.4} | {:.4} | {:.4} | {:.4} |",
+            "| {effect:?} | {:.4} | {:.4} | {:.4} | {:.4} | {library:.4} |",
             rates[0], rates[1], rates[2], rates[3]
         );
         assert!(
@@ -357,7 +360,42 @@ fn looking_past_the_declared_maximum() {
             "sequential {effect:?}: {} > {lim}",
             rates[0]
         );
+        assert!(
+            library <= lim,
+            "declared maximum {effect:?}: {library} > {lim}"
+        );
     }
+}
+
+/// A/A claims of the library's declared-maximum rule looked at after every unit up to
+/// `look_to` a side, past its maximum: each look reads the first `max` units a side.
+fn past_the_maximum_claim_rate(
+    d: &DeclaredDesign,
+    noise: Noise,
+    look_to: usize,
+    trials: usize,
+    seed: u64,
+) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let max = d.max();
+    let mut claims = 0;
+    for trial in 0..trials {
+        let (a, b) = sides(&mut rng, noise, 0.0, look_to);
+        let read = |n: usize| n.min(max);
+        let claimed = looks(look_to).any(|(na, nb)| {
+            let (a_read, b_read) = (&a[..read(na)], &b[..read(nb)]);
+            if trial < 5 {
+                let library = design_interval(&d.design, &a[..na], &b[..nb], None);
+                let ours = d.interval(Declared::OBrienFleming, a_read, b_read, None);
+                let library = library.and_then(|i| i.bounds);
+                assert!(agree(ours, library), "{na} {nb}: {ours:?} {library:?}");
+            }
+            d.interval(Declared::OBrienFleming, a_read, b_read, None)
+                .is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+        });
+        claims += usize::from(claimed);
+    }
+    claims as f64 / trials as f64
 }
 
 fn design(delta_pct: f64, max: usize) -> SequentialDesign {
@@ -854,11 +892,15 @@ fn same_as_the_library(d: &DeclaredDesign, a: &[f64], b: &[f64], known: Option<K
     for (na, nb) in looks(d.max()) {
         let ours = d.interval(Declared::OBrienFleming, &a[..na], &b[..nb], known);
         let library = design_interval(&d.design, &a[..na], &b[..nb], known).and_then(|i| i.bounds);
-        let close = match (ours, library) {
-            (Some(x), Some(y)) => (x.0 - y.0).abs() < 1e-12 && (x.1 - y.1).abs() < 1e-12,
-            (x, y) => x == y,
-        };
-        assert!(close, "{na} {nb}: {ours:?} {library:?}");
+        assert!(agree(ours, library), "{na} {nb}: {ours:?} {library:?}");
+    }
+}
+
+/// Two intervals equal to rounding, or both unbounded.
+fn agree(x: Option<(f64, f64)>, y: Option<(f64, f64)>) -> bool {
+    match (x, y) {
+        (Some(x), Some(y)) => (x.0 - y.0).abs() < 1e-12 && (x.1 - y.1).abs() < 1e-12,
+        (x, y) => x == y,
     }
 }
 
