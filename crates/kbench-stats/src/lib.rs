@@ -8,7 +8,7 @@
 //!
 //! Entry points: [`compare`], [`compare_nested`], [`compare_pooled_quantiles`],
 //! [`compare_summaries`],
-//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`look`] is the sequential rule, [`bisect::step_look`] a bisection's step; [`parse_numbers`] reads the
+//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`look`] is the sequential rule (its boundaries: [`Boundary`], [`group_sequential`]), [`bisect::step_look`] a bisection's step; [`parse_numbers`] reads the
 //! files of numbers `kbench stat` compares.
 
 pub mod bisect;

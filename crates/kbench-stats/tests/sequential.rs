@@ -1,7 +1,8 @@
 //! Seeded Monte-Carlo of the sequential rule (`docs/statistics.md`, "Sequential
 //! decisions"): false claims with a look after every unit, beside the fixed-design t test
 //! looked at just as often; units to decide against the fixed design of the same power;
-//! equivalence. Print the tables with
+//! equivalence; and over a declared maximum, the always-valid, calibrated Bayes-factor
+//! and O'Brien-Fleming rules' A/A rates and right decisions. Print the tables with
 //! `cargo nextest run -p kbench-stats --test sequential --no-capture`.
 
 use kbench_stats::group_sequential::OBrienFleming;
