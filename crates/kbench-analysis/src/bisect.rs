@@ -5,7 +5,7 @@ use crate::group::{self, Key};
 use crate::label::LabelData;
 use crate::sequential::log_unit_means;
 use kbench_stats::bisect::{noise_of, step_look, StepLook};
-use kbench_stats::sequential::{look, KnownNoise, Look, SequentialDesign};
+use kbench_stats::sequential::{look, Boundary, KnownNoise, Look, SequentialDesign};
 use kbench_stats::Level;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -103,6 +103,7 @@ pub fn endpoints_look(
         max_units_per_side: max_boots,
         primaries: 1,
         higher_is_better: good.higher_is_better,
+        boundary: Boundary::DeclaredMaximum,
     };
     look(&design, &good.units, &bad.units, known)
 }

@@ -6,7 +6,7 @@ use crate::calibration::{self, Calibration, ComponentKey};
 use crate::group::{self, Key, Side};
 use crate::{AnalysisError, LabelData};
 use kbench_record::sequential::{self as record, LookOutcome, LookRow, RecordedDesign};
-use kbench_stats::sequential::{self, Decision, KnownNoise, Look, SequentialDesign};
+use kbench_stats::sequential::{self, Boundary, Decision, KnownNoise, Look, SequentialDesign};
 use kbench_stats::{Level, Observation};
 use kbench_store::Store;
 use serde::Serialize;
@@ -23,6 +23,10 @@ pub struct SequentialOptions {
     pub max_units_per_side: usize,
     /// Borrow a calibration of this machine for session units.
     pub use_calibration: bool,
+    /// What the looks are read against: the always-valid interval where nobody
+    /// declared a maximum (`compare --sequential`), O'Brien-Fleming's boundary over a
+    /// declared one (`ab --max-runs`, `vm-ab --max-boots`).
+    pub boundary: Boundary,
 }
 
 /// One primary metric, looked at.
@@ -77,6 +81,7 @@ impl SequentialOptions {
             delta_pct: design.delta_pct,
             max_units_per_side: design.max_units_per_side as usize,
             use_calibration: design.use_calibration,
+            boundary: design.boundary,
         }
     }
 }
@@ -148,6 +153,7 @@ pub fn design_record(
         max_units_per_side: options.max_units_per_side as u64,
         max_time_s,
         use_calibration: options.use_calibration,
+        boundary: options.boundary,
     }
 }
 
@@ -389,6 +395,7 @@ fn row(
         max_units_per_side: options.max_units_per_side,
         primaries,
         higher_is_better: a.higher_is_better,
+        boundary: options.boundary,
     };
     let look = sequential::look(
         &design,
@@ -470,6 +477,7 @@ mod tests {
             delta_pct: 1.0,
             max_units_per_side: 20,
             use_calibration: false,
+            boundary: Boundary::AlwaysValid,
         };
         let design = SequentialDesign {
             alpha: 0.05,
@@ -477,6 +485,7 @@ mod tests {
             max_units_per_side: 20,
             primaries: 2,
             higher_is_better: false,
+            boundary: Boundary::AlwaysValid,
         };
         let row = |a: &[f64], b: &[f64]| SequentialRow {
             workload: "sched/pipe".into(),

@@ -3,7 +3,9 @@
 //! reads the design back and looks with it, so it gives the verdict the run gave.
 use serde::{Deserialize, Serialize};
 
-/// The levels of replication, as the statistics name them.
+/// The levels of replication, as the statistics name them; the boundary a design's
+/// looks are read against.
+pub use kbench_stats::sequential::Boundary;
 pub use kbench_stats::Level;
 
 /// What ran the design and looked after each unit.
@@ -54,6 +56,10 @@ pub struct SequentialDesign {
     pub max_time_s: Option<f64>,
     /// Whether a calibration of the machine was borrowed for session units.
     pub use_calibration: bool,
+    /// What the looks are read against: always valid, or a boundary spent over the
+    /// declared maximum. Designs recorded before kbench kept it were always valid.
+    #[serde(default)]
+    pub boundary: Boundary,
 }
 
 /// The rule's answer for one metric at one look.

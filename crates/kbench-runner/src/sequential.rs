@@ -2,7 +2,7 @@
 //! is decided by `kbench_stats::sequential` or the bound (units a side, time) is reached.
 use crate::scheduler::ArmOutcome;
 use crate::stop::{Decision, StopRule};
-use kbench_stats::sequential::{self, KnownNoise, Look, SequentialDesign};
+use kbench_stats::sequential::{self, Boundary, KnownNoise, Look, SequentialDesign};
 use std::time::Duration;
 
 /// One primary metric's units so far: the mean log value of each unit of each side.
@@ -88,6 +88,8 @@ impl SequentialRule {
             max_units_per_side: self.max_units_per_side,
             primaries,
             higher_is_better,
+            // The bound is declared before the first run (`ab --max-runs`).
+            boundary: Boundary::DeclaredMaximum,
         }
     }
 

@@ -8,7 +8,7 @@
 //!
 //! Entry points: [`compare`], [`compare_nested`], [`compare_pooled_quantiles`],
 //! [`compare_summaries`],
-//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`look`] is the sequential rule, [`bisect::step_look`] a bisection's step; [`parse_numbers`] reads the
+//! [`describe`], [`percentile_ci`], [`benjamini_hochberg`]; [`look`] is the sequential rule (its boundaries: [`Boundary`], [`group_sequential`]), [`bisect::step_look`] a bisection's step; [`parse_numbers`] reads the
 //! files of numbers `kbench stat` compares.
 
 pub mod bisect;
@@ -17,6 +17,7 @@ pub mod changepoint;
 pub mod compare;
 pub mod descriptive;
 pub mod diagnostics;
+pub mod group_sequential;
 pub mod ks;
 pub mod multiple;
 pub mod nested;
@@ -55,6 +56,6 @@ pub use rank::{
     ShiftEstimate,
 };
 pub use sequential::{
-    confidence_sequence, look, stops, Decision, KnownNoise, LogInterval, Look, MoreEstimate,
-    NoiseAdvice, NoiseWanted, SequentialDesign, VarianceFrom,
+    confidence_sequence, design_interval, look, stops, Boundary, Decision, KnownNoise, LogInterval,
+    Look, MoreEstimate, NoiseAdvice, NoiseWanted, SequentialDesign, VarianceFrom,
 };

@@ -11,16 +11,23 @@
 //! not reject form an interval, valid at every look at once: stopping whenever the user
 //! likes, or never declaring a maximum, keeps the error rate. `docs/statistics.md`
 //! ("Sequential decisions") has the reasoning and the Monte-Carlo.
+//!
+//! A design that declares its maximum of units a side may instead take
+//! [`Boundary::DeclaredMaximum`]: O'Brien-Fleming's boundary over that maximum
+//! ([`crate::group_sequential`]), which spends all of α by the bound rather than the
+//! always-valid rule's 2 % or so, and so decides right more often at the same bound.
 
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{threshold_rel, verdict_from_interval, Scale, Verdict};
 use crate::descriptive::mean;
+use crate::group_sequential::OBrienFleming;
 use crate::special::{f_sf, sd_interval_95};
 
 /// Variance of the prior on the standardised shift (shift / unit SD) under the
-/// alternative. 1 keeps the interval finite from 5 units a side (3 with a calibration
-/// of 4 df) and within about 1.6 times the fixed t interval's width from 10 to 100 units.
+/// alternative. At α = 5 % it keeps the interval finite from 4 units a side (t* = 11.3
+/// at 6 df; 3 a side with a calibration of 4 df) and within about 1.6 times the fixed t
+/// interval's width from 10 to 100 units.
 pub const PRIOR_EFFECT_VAR: f64 = 1.0;
 
 /// Beyond this many units a side an estimate of "how many more" is not practical advice.
@@ -39,6 +46,49 @@ pub struct SequentialDesign {
     pub primaries: usize,
     /// Direction of the metric: whether a higher value is the better one.
     pub higher_is_better: bool,
+    /// The boundary the interval is read against. Absent in older records: the
+    /// always-valid one, and left out of the JSON when it is that.
+    #[serde(default, skip_serializing_if = "Boundary::is_always_valid")]
+    pub boundary: Boundary,
+}
+
+/// The boundary of a sequential design's interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Boundary {
+    /// The always-valid confidence sequence: holds α at any look, up to the bound and
+    /// past it, whoever chooses when to look. The rule where no maximum is declared
+    /// (`compare --sequential`).
+    #[default]
+    AlwaysValid,
+    /// O'Brien-Fleming's boundary over the declared `max_units_per_side`, for t
+    /// statistics with a look after every unit ([`crate::group_sequential`]): holds α
+    /// over the looks up to the bound and decides right more often there. A look reads
+    /// only the first `max_units_per_side` units of each side: units past the declared
+    /// maximum are not part of the design and would break its guarantee. Its constant
+    /// is simulated at the first look of each new design, in time that grows with the
+    /// bound (tens of ms at 20 to 40 units a side, about 0.15 s at 100).
+    DeclaredMaximum,
+}
+
+impl Boundary {
+    pub fn is_always_valid(&self) -> bool {
+        *self == Boundary::AlwaysValid
+    }
+
+    /// The name the store and the JSON give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Boundary::AlwaysValid => "always_valid",
+            Boundary::DeclaredMaximum => "declared_maximum",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Boundary> {
+        [Boundary::AlwaysValid, Boundary::DeclaredMaximum]
+            .into_iter()
+            .find(|b| b.as_str() == text)
+    }
 }
 
 impl SequentialDesign {
@@ -172,11 +222,13 @@ impl Decision {
 /// One look at the units so far.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Look {
+    /// Units of each side the look read (with [`Boundary::DeclaredMaximum`], at most
+    /// `max_units_per_side`).
     pub n_a: usize,
     pub n_b: usize,
     /// Shift of B against A, percent (from the difference of mean logs).
     pub shift_pct: Option<f64>,
-    /// The always-valid (1 − α per primary) interval, percent; `None` while it is
+    /// The design's (1 − α per primary) interval, percent; `None` while it is
     /// unbounded.
     pub interval_pct: Option<(f64, f64)>,
     /// The unit SD (log scale) the interval used, and its degrees of freedom.
@@ -216,6 +268,41 @@ pub fn boundary_t(alpha: f64, df: f64, n_eff: f64) -> Option<f64> {
     (a < r).then(|| (df * (a - 1.0) / (1.0 - a / r)).sqrt())
 }
 
+/// The critical |t| of a design's boundary at a look.
+#[derive(Debug, Clone, Copy)]
+enum CriticalT {
+    AlwaysValid { alpha: f64 },
+    DeclaredMaximum(OBrienFleming),
+}
+
+impl CriticalT {
+    fn of(design: &SequentialDesign, known: Option<KnownNoise>) -> CriticalT {
+        let alpha = design.alpha_per_primary();
+        match design.boundary {
+            Boundary::AlwaysValid => CriticalT::AlwaysValid { alpha },
+            Boundary::DeclaredMaximum => CriticalT::DeclaredMaximum(OBrienFleming::new(
+                design.max_units_per_side,
+                alpha,
+                usable(known).map_or(0.0, |k| k.df),
+            )),
+        }
+    }
+
+    fn at(&self, df: f64, n_a: usize, n_b: usize) -> Option<f64> {
+        match self {
+            CriticalT::AlwaysValid { alpha } => {
+                boundary_t(*alpha, df, (n_a * n_b) as f64 / (n_a + n_b) as f64)
+            }
+            CriticalT::DeclaredMaximum(obf) => obf.critical_t(df, n_a, n_b),
+        }
+    }
+}
+
+/// A calibration that can be pooled: some degrees of freedom and a finite SD.
+fn usable(known: Option<KnownNoise>) -> Option<KnownNoise> {
+    known.filter(|k| k.df > 0.0 && k.unit_sd.is_finite())
+}
+
 /// The always-valid interval for mean(b) − mean(a) of log unit values at level α, with
 /// the pooled spread of both sides' units and, when given, a calibrated spread.
 pub fn confidence_sequence(
@@ -223,6 +310,49 @@ pub fn confidence_sequence(
     b_log_units: &[f64],
     known: Option<KnownNoise>,
     alpha: f64,
+) -> Option<LogInterval> {
+    interval_against(
+        CriticalT::AlwaysValid { alpha },
+        a_log_units,
+        b_log_units,
+        known,
+    )
+}
+
+/// The interval of `design` for mean(b) − mean(a) of log unit values: the always-valid
+/// one, or with [`Boundary::DeclaredMaximum`] O'Brien-Fleming's over the first
+/// `max_units_per_side` units of each side.
+pub fn design_interval(
+    design: &SequentialDesign,
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
+) -> Option<LogInterval> {
+    let (a, b) = units_read(design, a_log_units, b_log_units);
+    interval_against(CriticalT::of(design, known), a, b, known)
+}
+
+/// The units a look of `design` reads: all of them, or with a declared maximum the
+/// first `max_units_per_side` of each side.
+fn units_read<'u>(
+    design: &SequentialDesign,
+    a_log_units: &'u [f64],
+    b_log_units: &'u [f64],
+) -> (&'u [f64], &'u [f64]) {
+    match design.boundary {
+        Boundary::AlwaysValid => (a_log_units, b_log_units),
+        Boundary::DeclaredMaximum => {
+            let first = |v: &'u [f64]| &v[..v.len().min(design.max_units_per_side)];
+            (first(a_log_units), first(b_log_units))
+        }
+    }
+}
+
+fn interval_against(
+    critical: CriticalT,
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
 ) -> Option<LogInterval> {
     let (n_a, n_b) = (a_log_units.len(), b_log_units.len());
     if n_a == 0 || n_b == 0 {
@@ -240,9 +370,7 @@ pub fn confidence_sequence(
     let mut ss = squares(a_log_units) + squares(b_log_units);
     let mut df = (n_a + n_b - 2) as f64;
     let today_sd = (ss / df).sqrt();
-    let borrowable =
-        |k: &KnownNoise| k.df > 0.0 && k.unit_sd.is_finite() && k.fits_today(today_sd, df);
-    if let Some(k) = known.filter(borrowable) {
+    if let Some(k) = usable(known).filter(|k| k.fits_today(today_sd, df)) {
         ss += k.df * k.unit_sd * k.unit_sd;
         df += k.df;
     }
@@ -255,8 +383,8 @@ pub fn confidence_sequence(
         });
     }
     let sd = (ss / df).sqrt();
-    let n_eff = (n_a * n_b) as f64 / (n_a + n_b) as f64;
-    let half = boundary_t(alpha, df, n_eff).map(|t| t * sd / n_eff.sqrt());
+    let se = sd * (1.0 / n_a as f64 + 1.0 / n_b as f64).sqrt();
+    let half = critical.at(df, n_a, n_b).map(|t| t * se);
     Some(LogInterval {
         shift,
         bounds: half.map(|h| (shift - h, shift + h)),
@@ -265,24 +393,27 @@ pub fn confidence_sequence(
     })
 }
 
-/// Half-width (log) of the confidence sequence with `per_side` units a side of SD
+/// Half-width (log) of the design's interval with `per_side` units a side of SD
 /// `unit_sd`, `extra_df` degrees of freedom from a calibration.
-fn half_width(unit_sd: f64, per_side: usize, extra_df: f64, alpha: f64) -> f64 {
+fn half_width(unit_sd: f64, per_side: usize, extra_df: f64, critical: CriticalT) -> f64 {
     let n = per_side as f64;
     let df = extra_df + 2.0 * n - 2.0;
-    boundary_t(alpha, df, n / 2.0).map_or(f64::INFINITY, |t| t * unit_sd * (2.0 / n).sqrt())
+    critical
+        .at(df, per_side, per_side)
+        .map_or(f64::INFINITY, |t| t * unit_sd * (2.0 / n).sqrt())
 }
 
 /// The fewest units a side (from `from`, at most the practical bound) at which the
-/// half-width falls to `target`; `None` beyond the practical bound.
+/// half-width falls to `target`; `None` beyond the practical bound. With a declared
+/// maximum, counts past it use the boundary at the bound.
 fn units_for_half_width(
     unit_sd: f64,
     target: f64,
     extra_df: f64,
-    alpha: f64,
+    critical: CriticalT,
     from: usize,
 ) -> Option<usize> {
-    let fits = |n: usize| half_width(unit_sd, n, extra_df, alpha) <= target;
+    let fits = |n: usize| half_width(unit_sd, n, extra_df, critical) <= target;
     let (mut lo, mut hi) = (from.max(1), PRACTICAL_UNITS_PER_SIDE);
     if !fits(hi) {
         return None;
@@ -313,7 +444,7 @@ fn more_estimate(
     n_b: usize,
     known: Option<KnownNoise>,
     threshold: f64,
-    alpha: f64,
+    critical: CriticalT,
 ) -> MoreEstimate {
     let (Some(iv), Some(sd)) = (interval, interval.and_then(|i| i.unit_sd)) else {
         return MoreEstimate::Unknown {
@@ -333,7 +464,7 @@ fn more_estimate(
     let now = n_a.max(n_b);
     let target = target_half_width(iv.shift, threshold);
     let more = |sd: f64| {
-        units_for_half_width(sd, target, extra_df, alpha, now + 1).map(|n| n.saturating_sub(now))
+        units_for_half_width(sd, target, extra_df, critical, now + 1).map(|n| n.saturating_sub(now))
     };
     // A 95 % interval for the unit variance with the estimate's own degrees of freedom.
     let (sd_low, sd_high) = sd_interval_95(sd, iv.df);
@@ -356,17 +487,29 @@ fn more_estimate(
     }
 }
 
-/// The decision at this look if the rule stops here, with the interval it came from;
-/// `None` for the decision while the rule continues. Before the bound it stops only for
-/// an answer against δ (regression, improvement, equivalent); at the bound
-/// (`max_units_per_side` on both sides) it reports what the interval says.
+/// The decision at this look if the rule stops here, with the interval it came from
+/// ([`design_interval`]); `None` for the decision while the rule continues. Before the
+/// bound it stops only for an answer against δ (regression, improvement, equivalent);
+/// at the bound (`max_units_per_side` on both sides) it reports what the interval says.
 pub fn stops(
     design: &SequentialDesign,
     a_log_units: &[f64],
     b_log_units: &[f64],
     known: Option<KnownNoise>,
 ) -> (Option<LogInterval>, Option<Decision>) {
-    let interval = confidence_sequence(a_log_units, b_log_units, known, design.alpha_per_primary());
+    let (a, b) = units_read(design, a_log_units, b_log_units);
+    let critical = CriticalT::of(design, known);
+    decide(design, critical, a, b, known)
+}
+
+fn decide(
+    design: &SequentialDesign,
+    critical: CriticalT,
+    a_log_units: &[f64],
+    b_log_units: &[f64],
+    known: Option<KnownNoise>,
+) -> (Option<LogInterval>, Option<Decision>) {
+    let interval = interval_against(critical, a_log_units, b_log_units, known);
     let threshold = threshold_rel(Scale::Log, design.delta_pct);
     let at_bound = a_log_units.len().min(b_log_units.len()) >= design.max_units_per_side;
     let verdict = interval
@@ -391,8 +534,10 @@ pub fn look(
     b_log_units: &[f64],
     known: Option<KnownNoise>,
 ) -> Look {
-    let (n_a, n_b) = (a_log_units.len(), b_log_units.len());
-    let (interval, decision) = stops(design, a_log_units, b_log_units, known);
+    let (a, b) = units_read(design, a_log_units, b_log_units);
+    let (n_a, n_b) = (a.len(), b.len());
+    let critical = CriticalT::of(design, known);
+    let (interval, decision) = decide(design, critical, a, b, known);
     let decision = decision.unwrap_or_else(|| Decision::Continue {
         more_per_side: more_estimate(
             interval.as_ref(),
@@ -400,7 +545,7 @@ pub fn look(
             n_b,
             known,
             threshold_rel(Scale::Log, design.delta_pct),
-            design.alpha_per_primary(),
+            critical,
         ),
     });
     let pct = |v: f64| 100.0 * v.exp_m1();
@@ -429,7 +574,109 @@ mod tests {
             max_units_per_side: 40,
             primaries: 1,
             higher_is_better: false,
+            boundary: Boundary::AlwaysValid,
         }
+    }
+
+    fn declared(max_units_per_side: usize) -> SequentialDesign {
+        SequentialDesign {
+            max_units_per_side,
+            boundary: Boundary::DeclaredMaximum,
+            ..design()
+        }
+    }
+
+    /// Units with a mean-log spread of about 1 %, drifting nowhere: a fixed pattern.
+    fn units(n: usize, shift: f64) -> Vec<f64> {
+        (0..n)
+            .map(|i| shift + 0.01 * ((i * 7 % 11) as f64 - 5.0) / 3.2)
+            .collect()
+    }
+
+    #[test]
+    fn the_interval_is_first_finite_at_four_units_a_side() {
+        assert!(boundary_t(0.05, 4.0, 1.5).is_none());
+        let t4 = boundary_t(0.05, 6.0, 2.0).unwrap();
+        assert!((t4 - 11.3).abs() < 0.05, "{t4}");
+        // With a calibration of 4 df, from 3 a side; of 9 df, from 2.
+        assert!(boundary_t(0.05, 8.0, 1.5).is_some());
+        assert!(boundary_t(0.05, 6.0, 1.0).is_none());
+        assert!(boundary_t(0.05, 11.0, 1.0).is_some());
+    }
+
+    #[test]
+    fn the_boundary_is_always_valid_unless_said_and_old_records_read() {
+        let json = serde_json::to_string(&design()).unwrap();
+        assert!(!json.contains("boundary"), "{json}");
+        let back: SequentialDesign = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.boundary, Boundary::AlwaysValid);
+        let json = serde_json::to_string(&declared(20)).unwrap();
+        assert!(json.contains(r#""boundary":"declared_maximum""#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<SequentialDesign>(&json).unwrap(),
+            declared(20)
+        );
+    }
+
+    #[test]
+    fn a_declared_maximum_reads_only_its_units() {
+        let (a, b) = (units(30, 0.0), units(30, 0.004));
+        let past = look(&declared(20), &a, &b, None);
+        let at = look(&declared(20), &a[..20], &b[..20], None);
+        assert_eq!(past, at);
+        assert_eq!((past.n_a, past.n_b), (20, 20));
+        assert!(past.decision.is_final(), "{past:?}");
+        // The always-valid rule reads them all.
+        assert_eq!(look(&design(), &a, &b, None).n_a, 30);
+    }
+
+    #[test]
+    fn a_declared_maximum_is_wide_early_and_narrow_at_the_bound() {
+        let width = |d: &SequentialDesign, n: usize| {
+            let iv = design_interval(d, &units(n, 0.0), &units(n, 0.0), None);
+            iv.and_then(|iv| iv.bounds).map(|(lo, hi)| hi - lo)
+        };
+        let always = design();
+        let early = (width(&always, 5).unwrap(), width(&declared(20), 5).unwrap());
+        assert!(early.1 > early.0, "{early:?}");
+        let at_bound = (
+            width(&always, 20).unwrap(),
+            width(&declared(20), 20).unwrap(),
+        );
+        assert!(at_bound.1 < 0.8 * at_bound.0, "{at_bound:?}");
+        // Its interval at the bound is close to the fixed design's t interval.
+        let fixed_t = crate::special::t_quantile(0.975, 38.0);
+        let sd = design_interval(&always, &units(20, 0.0), &units(20, 0.0), None)
+            .and_then(|iv| iv.unit_sd)
+            .unwrap();
+        let fixed = 2.0 * fixed_t * sd * (2.0f64 / 20.0).sqrt();
+        assert!(at_bound.1 < 1.15 * fixed, "{} {fixed}", at_bound.1);
+    }
+
+    #[test]
+    fn a_declared_maximum_decides_and_estimates_as_the_always_valid_rule() {
+        let d = declared(20);
+        let far = look(&d, &units(12, 0.0), &units(12, 0.1), None);
+        assert_eq!(far.decision, Decision::Regression);
+        let open = look(&d, &units(3, 0.0), &units(3, 0.005), None);
+        assert!(
+            matches!(
+                open.decision,
+                Decision::Continue {
+                    more_per_side: MoreEstimate::About { .. }
+                }
+            ),
+            "{open:?}"
+        );
+        let noisy = |n: usize, s: f64| units(n, s).iter().map(|v| 3.0 * v).collect::<Vec<_>>();
+        let end = look(&d, &noisy(20, 0.0), &noisy(20, 0.0), None);
+        assert_eq!(end.decision, Decision::Undecided, "{end:?}");
+        let known = KnownNoise {
+            unit_sd: 0.01,
+            df: 9.0,
+        };
+        let calibrated = look(&d, &units(2, 0.0), &units(2, 0.0), Some(known));
+        assert!(calibrated.interval_pct.is_some(), "{calibrated:?}");
     }
 
     #[test]

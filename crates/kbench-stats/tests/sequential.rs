@@ -1,11 +1,14 @@
 //! Seeded Monte-Carlo of the sequential rule (`docs/statistics.md`, "Sequential
 //! decisions"): false claims with a look after every unit, beside the fixed-design t test
 //! looked at just as often; units to decide against the fixed design of the same power;
-//! equivalence. Print the tables with
+//! equivalence; and over a declared maximum, the always-valid, calibrated Bayes-factor
+//! and O'Brien-Fleming rules' A/A rates and right decisions. Print the tables with
 //! `cargo nextest run -p kbench-stats --test sequential --no-capture`.
 
+use kbench_stats::group_sequential::OBrienFleming;
 use kbench_stats::sequential::{
-    confidence_sequence, look, stops, Decision, KnownNoise, SequentialDesign,
+    confidence_sequence, design_interval, look, stops, Boundary, Decision, KnownNoise,
+    SequentialDesign,
 };
 use kbench_stats::special::{normal_quantile, normal_sf, t_quantile, t_sf};
 use rand::{Rng, SeedableRng};
@@ -331,14 +334,16 @@ fn aa_false_claims_hold_alpha_with_a_look_after_every_unit() {
 }
 
 /// A user who declared 20 boots a side and keeps looking to 40: the always-valid
-/// interval still holds; a group-sequential design does not promise to.
+/// interval still holds; a group-sequential design does not promise to. The library's
+/// declared-maximum boundary reads only the first 20 units a side, so it holds too.
 #[test]
 fn looking_past_the_declared_maximum() {
     let lim = limit(TRIALS_AA);
     let intervals = Intervals::new(20);
+    let declared = DeclaredDesign::new(20, 1, None);
     eprintln!("A/A, declared 20 a side, looked at after every unit to 40, {TRIALS_AA} trials, limit {lim:.4}");
-    eprintln!("| unit effect | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming |");
-    eprintln!("|---|---|---|---|---|");
+    eprintln!("| unit effect | sequential | fixed t, every look | group-seq. Pocock | group-seq. O'Brien-Fleming | library's declared maximum (first 20 a side) |");
+    eprintln!("|---|---|---|---|---|---|");
     for (seed, effect) in (25_400..).zip([UnitEffect::Normal, UnitEffect::T3]) {
         let noise = Noise {
             within_cv_pct: 5.0,
@@ -346,8 +351,9 @@ fn looking_past_the_declared_maximum() {
             effect,
         };
         let rates = aa_claim_rates(&intervals, &RULES, noise, 40, None, TRIALS_AA, seed);
+        let library = past_the_maximum_claim_rate(&declared, noise, 40, TRIALS_AA, seed);
         eprintln!(
-            "| {effect:?} | {:.4} | {:.4} | {:.4} | {:.4} |",
+            "| {effect:?} | {:.4} | {:.4} | {:.4} | {:.4} | {library:.4} |",
             rates[0], rates[1], rates[2], rates[3]
         );
         assert!(
@@ -355,7 +361,42 @@ fn looking_past_the_declared_maximum() {
             "sequential {effect:?}: {} > {lim}",
             rates[0]
         );
+        assert!(
+            library <= lim,
+            "declared maximum {effect:?}: {library} > {lim}"
+        );
     }
+}
+
+/// A/A claims of the library's declared-maximum rule looked at after every unit up to
+/// `look_to` a side, past its maximum: each look reads the first `max` units a side.
+fn past_the_maximum_claim_rate(
+    d: &DeclaredDesign,
+    noise: Noise,
+    look_to: usize,
+    trials: usize,
+    seed: u64,
+) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let max = d.max();
+    let mut claims = 0;
+    for trial in 0..trials {
+        let (a, b) = sides(&mut rng, noise, 0.0, look_to);
+        let read = |n: usize| n.min(max);
+        let claimed = looks(look_to).any(|(na, nb)| {
+            let (a_read, b_read) = (&a[..read(na)], &b[..read(nb)]);
+            if trial < 5 {
+                let library = design_interval(&d.design, &a[..na], &b[..nb], None);
+                let ours = d.interval(Declared::OBrienFleming, a_read, b_read, None);
+                let library = library.and_then(|i| i.bounds);
+                assert!(agree(ours, library), "{na} {nb}: {ours:?} {library:?}");
+            }
+            d.interval(Declared::OBrienFleming, a_read, b_read, None)
+                .is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+        });
+        claims += usize::from(claimed);
+    }
+    claims as f64 / trials as f64
 }
 
 fn design(delta_pct: f64, max: usize) -> SequentialDesign {
@@ -365,6 +406,7 @@ fn design(delta_pct: f64, max: usize) -> SequentialDesign {
         max_units_per_side: max,
         primaries: 1,
         higher_is_better: false,
+        boundary: Boundary::AlwaysValid,
     }
 }
 
@@ -671,4 +713,410 @@ fn a_spread_of_exactly_zero_decides_on_the_shift_once_bounded() {
     // than δ, not a regression.
     let small = look(&design, &alike(1531.0, 6), &alike(1533.0, 6), None);
     assert_eq!(small.decision, Decision::Equivalent, "{small:?}");
+}
+
+// ---------------------------------------------------------------------------------
+// A declared maximum (issue 40): the boundaries that spend α over the bound.
+//
+// Three rules over the same declared maximum, each reading the first `max` units a
+// side only: the always-valid interval (threshold 1/α: it spends 1.6-2.4 % of its 5 %);
+// the same Bayes-factor interval with its threshold calibrated so that the A/A any-look
+// rate over the maximum is α; and O'Brien-Fleming for t statistics (the library's
+// `Boundary::DeclaredMaximum`).
+
+/// A rule over a declared maximum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Declared {
+    AlwaysValid,
+    CalibratedBayesFactor,
+    OBrienFleming,
+}
+
+const DECLARED_RULES: [Declared; 3] = [
+    Declared::AlwaysValid,
+    Declared::CalibratedBayesFactor,
+    Declared::OBrienFleming,
+];
+
+/// A design over a declared maximum, with everything each rule needs at a look.
+struct DeclaredDesign {
+    design: SequentialDesign,
+    /// The level at which the Bayes-factor interval's threshold 1/level makes its A/A
+    /// any-look rate over the maximum α per primary.
+    bayes_factor_level: f64,
+    /// O'Brien-Fleming's critical |t| by [units of A][units of B]: the library's
+    /// (`OBrienFleming::critical_t`), computed once rather than at every look.
+    obf_critical_t: Vec<Vec<Option<f64>>>,
+}
+
+impl DeclaredDesign {
+    fn new(max: usize, primaries: usize, calibration_df: Option<usize>) -> DeclaredDesign {
+        let design = SequentialDesign {
+            alpha: ALPHA,
+            delta_pct: 1.0,
+            max_units_per_side: max,
+            primaries,
+            higher_is_better: false,
+            boundary: Boundary::DeclaredMaximum,
+        };
+        let alpha = design.alpha_per_primary();
+        let extra_df = calibration_df.unwrap_or(0);
+        let obf = OBrienFleming::new(max, alpha, extra_df as f64);
+        let obf_critical_t = (0..=max)
+            .map(|na| {
+                (0..=max)
+                    .map(|nb| {
+                        let df = (na + nb + extra_df) as f64 - 2.0;
+                        (na >= 1 && nb >= 1 && df > 0.0)
+                            .then(|| obf.critical_t(df, na, nb))
+                            .flatten()
+                    })
+                    .collect()
+            })
+            .collect();
+        DeclaredDesign {
+            design,
+            bayes_factor_level: calibrated_bayes_factor_level(max, alpha, extra_df),
+            obf_critical_t,
+        }
+    }
+
+    fn max(&self) -> usize {
+        self.design.max_units_per_side
+    }
+
+    /// The rule's interval at a look with the first `na` and `nb` units.
+    fn interval(
+        &self,
+        rule: Declared,
+        a: &[f64],
+        b: &[f64],
+        known: Option<KnownNoise>,
+    ) -> Option<(f64, f64)> {
+        let alpha = self.design.alpha_per_primary();
+        match rule {
+            Declared::AlwaysValid => confidence_sequence(a, b, known, alpha)?.bounds,
+            Declared::CalibratedBayesFactor => {
+                confidence_sequence(a, b, known, self.bayes_factor_level)?.bounds
+            }
+            Declared::OBrienFleming => {
+                let (shift, se, _) = pooled_t_with(a, b, known)?;
+                let half = self.obf_critical_t[a.len()][b.len()]? * se;
+                Some((shift - half, shift + half))
+            }
+        }
+    }
+}
+
+/// Pooled two-sample t with a calibration's sum of squares and df added: (shift,
+/// standard error, df), as the library pools them.
+fn pooled_t_with(a: &[f64], b: &[f64], known: Option<KnownNoise>) -> Option<(f64, f64, f64)> {
+    let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let ss = |v: &[f64]| v.iter().map(|x| (x - m(v)).powi(2)).sum::<f64>();
+    let (extra_ss, extra_df) = known.map_or((0.0, 0.0), |k| (k.df * k.unit_sd.powi(2), k.df));
+    let df = (a.len() + b.len()) as f64 - 2.0 + extra_df;
+    if a.is_empty() || b.is_empty() || df <= 0.0 {
+        return None;
+    }
+    let sd = ((ss(a) + ss(b) + extra_ss) / df).sqrt();
+    let se = sd * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+    Some((m(b) - m(a), se, df))
+}
+
+/// ln of the scale-invariant Bayes factor (prior variance 1 on the standardised shift)
+/// of a pooled t with `df` degrees of freedom and effective size `n_eff`.
+fn log_bayes_factor(t: f64, df: f64, n_eff: f64) -> f64 {
+    let r = 1.0 + n_eff;
+    -0.5 * r.ln() + 0.5 * (df + 1.0) * ((t * t / df).ln_1p() - (t * t / (df * r)).ln_1p())
+}
+
+const BF_CALIBRATION_TRIALS: usize = 20_000;
+
+/// The level whose threshold (1/level) the Bayes factor of normal A/A units crosses at
+/// some look up to `max` a side (A, B alternating) in α of the trials.
+fn calibrated_bayes_factor_level(max: usize, alpha: f64, extra_df: usize) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(40_100 + max as u64 + 1000 * extra_df as u64);
+    let mut maxima: Vec<f64> = (0..BF_CALIBRATION_TRIALS)
+        .map(|_| {
+            let extra_ss: f64 = (0..extra_df).map(|_| normal(&mut rng).powi(2)).sum();
+            let a: Vec<f64> = (0..max).map(|_| normal(&mut rng)).collect();
+            let b: Vec<f64> = (0..max).map(|_| normal(&mut rng)).collect();
+            let known = (extra_df > 0).then(|| KnownNoise {
+                unit_sd: (extra_ss / extra_df as f64).sqrt(),
+                df: extra_df as f64,
+            });
+            looks(max)
+                .filter_map(|(na, nb)| {
+                    let (shift, se, df) = pooled_t_with(&a[..na], &b[..nb], known)?;
+                    let n_eff = (na * nb) as f64 / (na + nb) as f64;
+                    Some(log_bayes_factor(shift / se, df, n_eff))
+                })
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    maxima.sort_by(f64::total_cmp);
+    let threshold = maxima[((1.0 - alpha) * maxima.len() as f64) as usize];
+    (-threshold).exp()
+}
+
+/// A/A: for each rule, the fraction of trials whose interval excludes 0 at some look up
+/// to the declared maximum (no stopping: the worst case for any stopping rule).
+fn declared_aa_rates(
+    d: &DeclaredDesign,
+    noise: Noise,
+    calibration_df: Option<usize>,
+    trials: usize,
+    seed: u64,
+) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let max = d.max();
+    let mut claims = [0usize; DECLARED_RULES.len()];
+    for trial in 0..trials {
+        let known = calibration_df.map(|df| calibration(&mut rng, noise, df));
+        let (a, b) = sides(&mut rng, noise, 0.0, max);
+        if trial < 20 {
+            same_as_the_library(d, &a, &b, known);
+        }
+        for (rule, count) in DECLARED_RULES.iter().zip(claims.iter_mut()) {
+            let claimed = looks(max).any(|(na, nb)| {
+                d.interval(*rule, &a[..na], &b[..nb], known)
+                    .is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+            });
+            *count += usize::from(claimed);
+        }
+    }
+    claims.iter().map(|&c| c as f64 / trials as f64).collect()
+}
+
+/// The table of O'Brien-Fleming's critical t gives the library's own interval.
+fn same_as_the_library(d: &DeclaredDesign, a: &[f64], b: &[f64], known: Option<KnownNoise>) {
+    for (na, nb) in looks(d.max()) {
+        let ours = d.interval(Declared::OBrienFleming, &a[..na], &b[..nb], known);
+        let library = design_interval(&d.design, &a[..na], &b[..nb], known).and_then(|i| i.bounds);
+        assert!(agree(ours, library), "{na} {nb}: {ours:?} {library:?}");
+    }
+}
+
+/// Two intervals equal to rounding, or both unbounded.
+fn agree(x: Option<(f64, f64)>, y: Option<(f64, f64)>) -> bool {
+    match (x, y) {
+        (Some(x), Some(y)) => (x.0 - y.0).abs() < 1e-12 && (x.1 - y.1).abs() < 1e-12,
+        (x, y) => x == y,
+    }
+}
+
+/// α (per primary) + 2 SE of a rate from `trials`.
+fn limit_at(alpha: f64, trials: usize) -> f64 {
+    alpha + 2.0 * (alpha * (1.0 - alpha) / trials as f64).sqrt()
+}
+
+struct DeclaredAaCell {
+    max: usize,
+    effect: UnitEffect,
+    primaries: usize,
+    calibration_df: Option<usize>,
+}
+
+fn declared_aa_cells() -> Vec<DeclaredAaCell> {
+    let cell = |max, effect, primaries, calibration_df| DeclaredAaCell {
+        max,
+        effect,
+        primaries,
+        calibration_df,
+    };
+    let mut cells = Vec::new();
+    for max in [10, 20, 40] {
+        for effect in [UnitEffect::Normal, UnitEffect::T3, UnitEffect::Lognormal] {
+            cells.push(cell(max, effect, 1, None));
+        }
+    }
+    for effect in [UnitEffect::Normal, UnitEffect::T3] {
+        cells.push(cell(20, effect, 2, None));
+        cells.push(cell(20, effect, 1, Some(4)));
+        cells.push(cell(20, effect, 1, Some(9)));
+    }
+    cells
+}
+
+/// The chosen boundary (O'Brien-Fleming) holds α per primary over its declared maximum,
+/// under every noise model, with α split over two primaries and with a calibration's
+/// extra degrees of freedom; the other two are printed beside it.
+#[test]
+fn declared_maximum_holds_alpha_with_a_look_after_every_unit() {
+    const TRIALS: usize = 4000;
+    eprintln!("A/A over a declared maximum, a look after every unit up to it, {TRIALS} trials a cell; within CV 5 %, between SD 3 %");
+    eprintln!("| units a side | unit effect | primaries | calibration df | limit | always-valid | calibrated BF | O'Brien-Fleming (chosen) |");
+    eprintln!("|---|---|---|---|---|---|---|---|");
+    let mut failures = Vec::new();
+    for (seed, c) in (40_201..).zip(declared_aa_cells()) {
+        let d = DeclaredDesign::new(c.max, c.primaries, c.calibration_df);
+        let noise = Noise {
+            within_cv_pct: 5.0,
+            between_sd_pct: 3.0,
+            effect: c.effect,
+        };
+        let rates = declared_aa_rates(&d, noise, c.calibration_df, TRIALS, seed);
+        let lim = limit_at(d.design.alpha_per_primary(), TRIALS);
+        eprintln!(
+            "| {} | {:?} | {} | {} | {lim:.4} | {:.4} | {:.4} | {:.4} |",
+            c.max,
+            c.effect,
+            c.primaries,
+            c.calibration_df.map_or("-".to_string(), |d| d.to_string()),
+            rates[0],
+            rates[1],
+            rates[2],
+        );
+        if rates[2] > lim {
+            failures.push(format!(
+                "O'Brien-Fleming {} {:?} {} {:?}: {} > {lim}",
+                c.max, c.effect, c.primaries, c.calibration_df, rates[2]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// A rule over a declared maximum run until it stops, as the library's `stops` does:
+/// (units a side at the stop, decision, shift estimate).
+fn run_declared(
+    d: &DeclaredDesign,
+    rule: Declared,
+    a: &[f64],
+    b: &[f64],
+) -> (usize, Decision, f64) {
+    let max = d.max();
+    for (na, nb) in looks(max) {
+        let at_bound = na.min(nb) >= max;
+        let (a, b) = (&a[..na], &b[..nb]);
+        let decision = match d.interval(rule, a, b, None) {
+            Some(iv) => interval_decision(iv, d.design.delta_pct, at_bound),
+            None => at_bound.then_some(Decision::Undecided),
+        };
+        if let Some(decision) = decision {
+            let shift = a.iter().sum::<f64>() / na as f64 - b.iter().sum::<f64>() / nb as f64;
+            return (na.max(nb), decision, -shift);
+        }
+    }
+    unreachable!("the bound always decides")
+}
+
+/// Right and wrong decisions for a true shift (B slower by `shift_pct`) against δ.
+/// Right: at 0 only `equivalent`; inside δ (δ/2) `equivalent` or an upward `changed`
+/// (both true: no change larger than δ; a change, upwards); from δ on (δ itself
+/// included) a regression or an upward `changed`. Wrong: at 0 any claim of a change;
+/// inside δ a regression, an improvement or a downward `changed`; from δ on
+/// `equivalent`, an improvement or a downward `changed`. `undecided` is neither.
+fn score(shift_pct: f64, delta_pct: f64, decision: &Decision, estimate: f64) -> (bool, bool) {
+    let changed_up = *decision == Decision::Changed && estimate > 0.0;
+    let changed_down = *decision == Decision::Changed && estimate <= 0.0;
+    let equivalent = *decision == Decision::Equivalent;
+    let regression = *decision == Decision::Regression;
+    let improvement = *decision == Decision::Improvement;
+    if shift_pct == 0.0 {
+        (equivalent, decision.claims_change())
+    } else if shift_pct < delta_pct {
+        (
+            equivalent || changed_up,
+            regression || improvement || changed_down,
+        )
+    } else {
+        (
+            regression || changed_up,
+            equivalent || improvement || changed_down,
+        )
+    }
+}
+
+/// Right, wrong and mean units a side of one rule in one cell.
+#[derive(Default, Clone, Copy)]
+struct DeclaredTally {
+    right: usize,
+    wrong: usize,
+    units: usize,
+}
+
+/// The unit noise with a unit SD (log scale) of about `unit_sd_pct`: runs of CV 1 %
+/// (5 a unit) and a between-unit offset of the given shape making up the rest.
+fn noise_of_unit_sd(unit_sd_pct: f64, effect: UnitEffect) -> Noise {
+    let within_pct = 100.0 * 0.01f64.ln_1p() / RUNS_PER_UNIT.sqrt();
+    Noise {
+        within_cv_pct: 1.0,
+        between_sd_pct: (unit_sd_pct.powi(2) - within_pct.powi(2)).sqrt(),
+        effect,
+    }
+}
+
+fn declared_right_decisions(
+    d: &DeclaredDesign,
+    noise: Noise,
+    shift_pct: f64,
+    trials: usize,
+    seed: u64,
+) -> [DeclaredTally; 3] {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut tallies = [DeclaredTally::default(); 3];
+    for _ in 0..trials {
+        let (a, b) = sides(&mut rng, noise, shift_pct, d.max());
+        for (rule, tally) in DECLARED_RULES.iter().zip(tallies.iter_mut()) {
+            let (units, decision, estimate) = run_declared(d, *rule, &a, &b);
+            let (right, wrong) = score(shift_pct, d.design.delta_pct, &decision, estimate);
+            tally.right += usize::from(right);
+            tally.wrong += usize::from(wrong);
+            tally.units += units;
+        }
+    }
+    tallies
+}
+
+/// Right decisions and mean units a side of the three rules over the same declared
+/// maximum, at true changes of 0, δ/2, δ, 2δ and 5δ (δ = 1 %): O'Brien-Fleming, the
+/// chosen boundary, is right at least as often as the other two in every cell.
+#[test]
+fn declared_maximum_right_decisions_of_the_three_rules() {
+    const TRIALS: usize = 2000;
+    const DELTA_PCT: f64 = 1.0;
+    eprintln!("Right decisions over a declared maximum, δ = {DELTA_PCT} %, {TRIALS} trials a cell: right % (wrong %), mean units a side");
+    eprintln!("| bound | unit effect | unit SD | true change | always-valid | calibrated BF | O'Brien-Fleming (chosen) |");
+    eprintln!("|---|---|---|---|---|---|---|");
+    let (mut seed, mut failures) = (40_300, Vec::new());
+    let (rate, se) = (
+        |n: usize| n as f64 / TRIALS as f64,
+        (0.25 / TRIALS as f64).sqrt(),
+    );
+    for max in [20, 40] {
+        let d = DeclaredDesign::new(max, 1, None);
+        for effect in [UnitEffect::Normal, UnitEffect::T3, UnitEffect::Lognormal] {
+            for unit_sd_pct in [1.0, 3.0] {
+                for multiple in [0.0, 0.5, 1.0, 2.0, 5.0] {
+                    seed += 1;
+                    let noise = noise_of_unit_sd(unit_sd_pct, effect);
+                    let shift_pct = multiple * DELTA_PCT;
+                    let tallies = declared_right_decisions(&d, noise, shift_pct, TRIALS, seed);
+                    let cell = |t: &DeclaredTally| {
+                        let units = t.units as f64 / TRIALS as f64;
+                        let (right, wrong) = (100.0 * rate(t.right), 100.0 * rate(t.wrong));
+                        format!("{right:.1} % ({wrong:.1} %), {units:.1}")
+                    };
+                    eprintln!(
+                        "| {max} | {effect:?} | {unit_sd_pct} % | {multiple}δ | {} | {} | {} |",
+                        cell(&tallies[0]),
+                        cell(&tallies[1]),
+                        cell(&tallies[2]),
+                    );
+                    let chosen = rate(tallies[2].right);
+                    for (rule, t) in DECLARED_RULES.iter().zip(&tallies) {
+                        let wrong = rate(t.wrong);
+                        if wrong > limit(TRIALS) {
+                            failures.push(format!("{rule:?} {max} {effect:?} {unit_sd_pct} {multiple}δ: wrong {wrong}"));
+                        }
+                        if rate(t.right) > chosen + 2.0 * se {
+                            failures.push(format!("{rule:?} {max} {effect:?} {unit_sd_pct} {multiple}δ: right more often than O'Brien-Fleming"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -297,9 +297,12 @@ pub const MIGRATIONS: &[&str] = &[
     // it: its check is one lookup in a page it holds, not a query.
     "",
     // 12: what a sequential look's units were (run | session | boot): the first look
-    // fixes it for the whole design (kbench_record::sequential::LookRow::unit_level).
+    // fixes it for the whole design (kbench_record::sequential::LookRow::unit_level);
+    // and the boundary a design is read against (NULL: always valid, as every design
+    // was before).
     r#"
     ALTER TABLE sequential_looks ADD COLUMN unit_level TEXT;
+    ALTER TABLE sequential_designs ADD COLUMN boundary TEXT;
     "#,
 ];
 
@@ -471,6 +474,7 @@ pub const POSTGRES_MIGRATIONS: &[&str] = &[
     // 12
     r#"
     ALTER TABLE sequential_looks ADD COLUMN unit_level TEXT;
+    ALTER TABLE sequential_designs ADD COLUMN boundary TEXT;
     "#,
 ];
 

@@ -4,7 +4,8 @@ use crate::cells;
 use crate::db::Row;
 use crate::store::{to_i64, Store, StoreError};
 use kbench_record::sequential::{
-    DesignedBy, Level, LookOutcome, LookRow, RecordedDesign, SequentialDesign, SequentialLook,
+    Boundary, DesignedBy, Level, LookOutcome, LookRow, RecordedDesign, SequentialDesign,
+    SequentialLook,
 };
 
 impl Store {
@@ -14,8 +15,8 @@ impl Store {
             db.query_one(
                 "INSERT INTO sequential_designs (base_label, new_label, designed_by,
                      created_unix_ns, kbench_version, command_line, alpha, delta_pct,
-                     max_units_per_side, max_time_s, use_calibration)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+                     max_units_per_side, max_time_s, use_calibration, boundary)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
                 cells![
                     &d.base_label,
                     &d.new_label,
@@ -27,7 +28,8 @@ impl Store {
                     d.delta_pct,
                     to_i64(d.max_units_per_side),
                     d.max_time_s,
-                    d.use_calibration
+                    d.use_calibration,
+                    d.boundary.as_str()
                 ],
             )?
             .i64(0)
@@ -79,7 +81,7 @@ impl Store {
         let row = self.db().query_opt(
             "SELECT id, base_label, new_label, designed_by, created_unix_ns, kbench_version,
                     command_line, alpha, delta_pct, max_units_per_side, max_time_s,
-                    use_calibration
+                    use_calibration, boundary
              FROM sequential_designs WHERE base_label = ?1 AND new_label = ?2
              ORDER BY created_unix_ns DESC, id DESC LIMIT 1",
             cells![base_label, new_label],
@@ -158,6 +160,12 @@ fn design_of(mut r: Row) -> Result<(i64, SequentialDesign), StoreError> {
         max_units_per_side: r.u64(9)?,
         max_time_s: r.opt_f64(10)?,
         use_calibration: r.i64(11)? != 0,
+        boundary: match r.opt_str(12)? {
+            None => Boundary::AlwaysValid,
+            Some(text) => Boundary::parse(text).ok_or_else(|| {
+                StoreError::Corrupt(format!("a sequential design's boundary {text:?}"))
+            })?,
+        },
     };
     Ok((r.i64(0)?, design))
 }

@@ -699,7 +699,7 @@ fn calibrations_read_back(db: &TestDb) {
 
 fn sequential_designs_read_back_newest_first_with_their_looks(db: &TestDb) {
     use kbench_record::sequential::{
-        DesignedBy, Level, LookOutcome, LookRow, SequentialDesign, SequentialLook,
+        Boundary, DesignedBy, Level, LookOutcome, LookRow, SequentialDesign, SequentialLook,
     };
     let mut store = db.open();
     assert_eq!(store.sequential_design("a", "b").unwrap(), None);
@@ -715,6 +715,11 @@ fn sequential_designs_read_back_newest_first_with_their_looks(db: &TestDb) {
         max_units_per_side: 40,
         max_time_s: Some(3600.0),
         use_calibration: true,
+        boundary: if by == DesignedBy::Compare {
+            Boundary::AlwaysValid
+        } else {
+            Boundary::DeclaredMaximum
+        },
     };
     let row = |metric: &str, n, outcome, interval_pct| LookRow {
         workload: "sched/pipe".into(),

@@ -110,13 +110,15 @@ pub fn print_decided(
 
 /// The sequential design of a verdict's options: its α and δ (when not given, the
 /// default of the figures' clock: 1% timed, less counted), stopping undecided at
-/// `max_units_per_side`.
+/// `max_units_per_side`, read against `boundary` (a declared maximum, or none).
 pub fn sequential_options(
     options: &ReportOptions,
     max_units_per_side: usize,
+    boundary: kbench_stats::sequential::Boundary,
     clock: kbench_record::Clock,
 ) -> kbench_analysis::sequential::SequentialOptions {
     kbench_analysis::sequential::SequentialOptions {
+        boundary,
         alpha: options.alpha,
         delta_pct: options
             .delta_pct

@@ -11,6 +11,7 @@ use kbench_runner::{
     ArmOutcome, CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order,
     PrimaryUnits, RunSink, SequentialRule, StopPolicy, StopRule, WorkloadExecutor, WorkloadSpec,
 };
+use kbench_stats::sequential::Boundary;
 use kbench_store::{AbSide, StoredRun};
 use std::time::Duration;
 
@@ -188,6 +189,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
                 crate::verdict::sequential_options(
                     &options,
                     args.max_runs as usize,
+                    Boundary::DeclaredMaximum,
                     kbench_record::Clock::Wall,
                 ),
                 DesignedBy::Ab,
@@ -236,6 +238,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             crate::verdict::sequential_options(
                 &options,
                 args.max_runs as usize,
+                Boundary::DeclaredMaximum,
                 kbench_record::Clock::Wall,
             ),
         )

@@ -6,6 +6,7 @@ use kbench_analysis::sequential::{self, AskedDesign, SequentialOptions};
 use kbench_analysis::FailOn;
 use kbench_record::sequential::{DesignedBy, RecordedDesign};
 use kbench_report::compare::{Format, Layout};
+use kbench_stats::sequential::Boundary;
 use kbench_store::StoreError;
 
 #[derive(Debug, clap::Args)]
@@ -135,7 +136,8 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         (new, &store.sessions(new).map_err(session::store_error)?),
     )
     .map_err(crate::analysis_error)?;
-    let fresh = verdict::sequential_options(options, max_units, clock);
+    // Nobody declared how many sessions or boots will come: the always-valid rule.
+    let fresh = verdict::sequential_options(options, max_units, Boundary::AlwaysValid, clock);
     let design =
         sequential::options_for(recorded.as_ref(), asked, fresh).map_err(crate::analysis_error)?;
     let mut report = sequential::sequential_labels(&store, &args.base, new, design)

@@ -7,6 +7,7 @@ use crate::session::{self, DbArgs};
 use crate::vm::{qemu_command, read_kernel, BootSide, Machine, MachineArgs};
 use kbench_boot::cmdline::side_labels;
 use kbench_boot::qemu::{self, BootFiles, QemuSetup};
+use kbench_stats::sequential::Boundary;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -122,7 +123,12 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let mut store = args.db.open()?;
     let mut failed = 0;
     let sequential = args.until_decided.then(|| {
-        crate::verdict::sequential_options(&options, args.max_boots as usize, args.machine.clock)
+        crate::verdict::sequential_options(
+            &options,
+            args.max_boots as usize,
+            Boundary::DeclaredMaximum,
+            args.machine.clock,
+        )
     });
     // Recorded before the first boot, so that a later `compare` of the two labels
     // looks with it.
