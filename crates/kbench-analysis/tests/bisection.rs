@@ -10,7 +10,8 @@ use kbench_analysis::bisect::{
     alpha_per_step, candidate_look, endpoints_look, endpoints_noise, BootUnits,
 };
 use kbench_stats::bisect::StepDecision;
-use rand::{Rng, SeedableRng};
+use kbench_stats::calibration::normal;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 const ALPHA: f64 = 0.05;
@@ -18,12 +19,6 @@ const COMMITS: usize = 12;
 const MAX_BOOTS: usize = 10;
 const DELTA_PCT: f64 = 5.0;
 const BISECTIONS: usize = 2000;
-
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
 
 /// A history of `COMMITS` commits after good (commit 0): from `first_bad` on (if any)
 /// every boot is `step_pct` slower; each boot's mean log value has SD `boot_sd`.

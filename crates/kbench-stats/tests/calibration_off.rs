@@ -3,22 +3,17 @@
 //! freedom. Borrowed as it was, the sequential rule's A/A claims reached 6 % at a bound
 //! of 20 units a side; today's units now check what they borrow
 //! (`KnownNoise::fits_today`). Seeded; `--no-capture` prints the rates.
+use kbench_stats::calibration::normal;
 use kbench_stats::nested::{BetweenUnit, NoiseSource};
 use kbench_stats::sequential::{confidence_sequence, KnownNoise};
 use kbench_stats::{compare_units, CompareOptions, Level, UnitEstimate};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 const ALPHA: f64 = 0.05;
 const TRIALS: usize = 4000;
 const UNIT_SD: f64 = 0.01;
 const CALIBRATION_DF: f64 = 10.0;
-
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
 
 fn units(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
     (0..n).map(|_| UNIT_SD * normal(rng)).collect()

@@ -5,13 +5,14 @@
 //! and O'Brien-Fleming rules' A/A rates and right decisions. Print the tables with
 //! `cargo nextest run -p kbench-stats --test sequential --no-capture`.
 
+use kbench_stats::calibration::normal;
 use kbench_stats::group_sequential::OBrienFleming;
 use kbench_stats::sequential::{
     confidence_sequence, design_interval, look, stops, Boundary, Decision, KnownNoise,
     SequentialDesign,
 };
 use kbench_stats::special::{normal_quantile, normal_sf, t_quantile, t_sf};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 const ALPHA: f64 = 0.05;
@@ -33,12 +34,6 @@ struct Noise {
     within_cv_pct: f64,
     between_sd_pct: f64,
     effect: UnitEffect,
-}
-
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 fn effect_draw(rng: &mut ChaCha8Rng, effect: UnitEffect) -> f64 {

@@ -4,6 +4,7 @@
 //! boots on one side against 5, 10 or 20 on the other, and normal, skewed or
 //! contaminated boot effects. A false claim is an interval that excludes 0. Seeded;
 //! `cargo nextest run -p kbench-stats --test unbalanced --no-capture` prints the tables.
+use kbench_stats::calibration::normal;
 use kbench_stats::{compare_nested, CompareOptions, NestedOptions, NoiseComponents, Observation};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -28,12 +29,6 @@ const EFFECTS: [BootEffect; 3] = [
     BootEffect::Skewed,
     BootEffect::Contaminated,
 ];
-
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
 
 fn effect_draw(rng: &mut ChaCha8Rng, effect: BootEffect) -> f64 {
     match effect {
