@@ -852,10 +852,11 @@ pub fn resolvable_change_pct(
     let between = calibrated_between(cal, level, 1)?;
     let unit_var = between.unit_sd * between.unit_sd;
     let k = units.max(1) as f64;
-    let df = if units >= 2 {
-        2.0 * k - 2.0
+    // One unit a side borrows its spread, and claims at a share of α.
+    let (df, alpha) = if units >= 2 {
+        (2.0 * k - 2.0, alpha)
     } else {
-        between.df
+        (between.df, alpha * ONE_UNIT_ALPHA_SHARE)
     };
     let half = t_quantile(1.0 - alpha / 2.0, df) * (2.0 * unit_var / k).sqrt();
     Some(100.0 * half.exp_m1())

@@ -742,6 +742,8 @@ struct DeclaredDesign {
     /// O'Brien-Fleming's critical |t| by [units of A][units of B]: the library's
     /// (`OBrienFleming::critical_t`), computed once rather than at every look.
     obf_critical_t: Vec<Vec<Option<f64>>>,
+    obf: OBrienFleming,
+    calibration_df: usize,
 }
 
 impl DeclaredDesign {
@@ -773,6 +775,8 @@ impl DeclaredDesign {
             design,
             bayes_factor_level: calibrated_bayes_factor_level(max, alpha, extra_df),
             obf_critical_t,
+            obf,
+            calibration_df: extra_df,
         }
     }
 
@@ -795,8 +799,16 @@ impl DeclaredDesign {
                 confidence_sequence(a, b, known, self.bayes_factor_level)?.bounds
             }
             Declared::OBrienFleming => {
-                let (shift, se, _) = pooled_t_with(a, b, known)?;
-                let half = self.obf_critical_t[a.len()][b.len()]? * se;
+                let (shift, se, df) = pooled_t_with(a, b, known)?;
+                let (na, nb) = (a.len(), b.len());
+                // The table has the calibration's degrees of freedom in; a look whose
+                // units refused the calibration has only its own.
+                let tabled = df == (na + nb + self.calibration_df) as f64 - 2.0;
+                let critical = match tabled {
+                    true => self.obf_critical_t[na][nb],
+                    false => self.obf.critical_t(df, na, nb),
+                };
+                let half = critical? * se;
                 Some((shift - half, shift + half))
             }
         }
@@ -808,8 +820,13 @@ impl DeclaredDesign {
 fn pooled_t_with(a: &[f64], b: &[f64], known: Option<KnownNoise>) -> Option<(f64, f64, f64)> {
     let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let ss = |v: &[f64]| v.iter().map(|x| (x - m(v)).powi(2)).sum::<f64>();
-    let (extra_ss, extra_df) = known.map_or((0.0, 0.0), |k| (k.df * k.unit_sd.powi(2), k.df));
-    let df = (a.len() + b.len()) as f64 - 2.0 + extra_df;
+    let own_df = (a.len() + b.len()) as f64 - 2.0;
+    // As the library borrows a calibration: only when today's units do not find it
+    // too small (`KnownNoise::fits_today`).
+    let today_sd = ((ss(a) + ss(b)) / own_df).sqrt();
+    let borrowed = known.filter(|k| k.fits_today(today_sd, own_df));
+    let (extra_ss, extra_df) = borrowed.map_or((0.0, 0.0), |k| (k.df * k.unit_sd.powi(2), k.df));
+    let df = own_df + extra_df;
     if a.is_empty() || b.is_empty() || df <= 0.0 {
         return None;
     }
