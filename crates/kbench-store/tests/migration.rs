@@ -483,6 +483,8 @@ fn migration_8_puts_placement_and_series_in_columns() {
         "ALTER TABLE runs DROP COLUMN placement; ALTER TABLE runs DROP COLUMN has_series;
          DROP INDEX runs_measured_by_session; DROP INDEX sessions_by_label_machine;
          DROP INDEX sessions_by_machine_id; ALTER TABLE sessions DROP COLUMN machine_id;
+         ALTER TABLE sequential_looks DROP COLUMN unit_level;
+         ALTER TABLE sequential_designs DROP COLUMN boundary;
          PRAGMA user_version = 7;",
     )
     .unwrap();
@@ -512,4 +514,71 @@ fn migration_8_puts_placement_and_series_in_columns() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(fresh.iter().map(|f| f.1).collect::<Vec<_>>(), [0, 1, 0]);
+}
+
+/// Migration 12 gives a sequential look the level of its units and a design its
+/// boundary: what was recorded before reads back with no level and always valid, the
+/// rule every design had then.
+#[test]
+fn migration_12_reads_older_designs_as_always_valid_and_their_looks_without_a_level() {
+    use kbench_record::sequential::{
+        Boundary, DesignedBy, LookOutcome, LookRow, SequentialDesign, SequentialLook,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v11.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        let id = store
+            .insert_sequential_design(&SequentialDesign {
+                base_label: "a".into(),
+                new_label: "b".into(),
+                by: DesignedBy::VmAb,
+                created_unix_ns: 1,
+                kbench_version: "0.1.0".into(),
+                command_line: "kbench vm-ab --until-decided".into(),
+                alpha: 0.05,
+                delta_pct: 1.0,
+                max_units_per_side: 10,
+                max_time_s: None,
+                use_calibration: false,
+                boundary: Boundary::DeclaredMaximum,
+            })
+            .unwrap();
+        let row = LookRow {
+            workload: "sched/pipe".into(),
+            params: String::new(),
+            variant: String::new(),
+            metric: "usecs_per_op".into(),
+            n_a: 2,
+            n_b: 2,
+            shift_pct: Some(1.0),
+            interval_pct: None,
+            outcome: LookOutcome::Continue,
+            unit_level: Some(kbench_record::sequential::Level::Boot),
+        };
+        let look = SequentialLook {
+            index: 1,
+            at_unix_ns: 2,
+            rows: vec![row],
+        };
+        store.insert_sequential_look(id, &look).unwrap();
+    }
+    // Back to version 11: the two columns gone, as a kbench before them wrote it.
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE sequential_looks DROP COLUMN unit_level;
+         ALTER TABLE sequential_designs DROP COLUMN boundary;
+         PRAGMA user_version = 11;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let recorded = store
+        .sequential_design("a", "b")
+        .unwrap()
+        .expect("a design");
+    assert_eq!(recorded.design.boundary, Boundary::AlwaysValid);
+    assert_eq!(recorded.looks.len(), 1);
+    assert_eq!(recorded.looks[0].rows[0].unit_level, None);
+    assert_eq!(recorded.looks[0].rows[0].n_a, 2);
 }
