@@ -90,6 +90,7 @@ impl SequentialOptions {
 /// be changed after its data were seen.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AskedDesign {
+    pub alpha: Option<f64>,
     pub delta_pct: Option<f64>,
     pub max_units_per_side: Option<usize>,
     pub no_calibration: bool,
@@ -108,6 +109,9 @@ pub fn options_for(
     };
     let fixed = SequentialOptions::of_design(&recorded.design);
     let mut changed = Vec::new();
+    if asked.alpha.is_some_and(|a| a != fixed.alpha) {
+        changed.push(format!("α {}", fixed.alpha));
+    }
     if asked.delta_pct.is_some_and(|d| d != fixed.delta_pct) {
         changed.push(format!("δ {}%", fixed.delta_pct));
     }

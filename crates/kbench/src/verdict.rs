@@ -14,6 +14,10 @@ pub struct VerdictArgs {
     /// machine's calibration says it resolves with the runs at hand, if larger].
     #[arg(long, allow_hyphen_values = true)]
     pub delta: Option<f64>,
+    /// The false-claim rate each verdict promises; a sequential design splits it among
+    /// its primary metrics [default: 0.05].
+    #[arg(long, allow_hyphen_values = true)]
+    pub alpha: Option<f64>,
     /// Ignore this machine's calibration (`kbench calibrate`).
     #[arg(long)]
     pub no_calibration: bool,
@@ -52,9 +56,14 @@ impl VerdictArgs {
                 return usage("--delta takes a percentage in (0, 100)");
             }
         }
+        if let Some(alpha) = self.alpha {
+            if !(alpha > 0.0 && alpha < 1.0) {
+                return usage("--alpha takes a rate in (0, 1)");
+            }
+        }
         Ok(ReportOptions {
             delta_pct: self.delta,
-            alpha: kbench_analysis::ALPHA,
+            alpha: self.alpha.unwrap_or(kbench_analysis::ALPHA),
             seed: self.seed,
             use_calibration: !self.no_calibration,
             now_unix_ns: crate::session::unix_now_ns(),

@@ -165,6 +165,12 @@ const CASES: &[Case] = &[
         "--delta",
     ),
     case(&["compare", "demo", "other", "--delta", "-1"], 2, "delta"),
+    case(
+        &["compare", "demo", "other", "--alpha", "1.5"],
+        2,
+        "--alpha",
+    ),
+    case(&["ab", "pipe", "pipe", "--alpha", "0"], 2, "--alpha"),
     case(&["compare", "demo", "other", "--format", "xml"], 2, "xml"),
     case(
         &["compare", "demo", "other", "--fail-on", "sometimes"],

@@ -100,6 +100,15 @@ fn ab_until_decided_stops_early_for_a_real_difference() {
         "5",
     ];
     one_line_error(&kbench_on(&temp.path, &other_delta), 2, &other_delta);
+    let other_alpha = [
+        "compare",
+        &labels[0],
+        &labels[1],
+        "--sequential",
+        "--alpha",
+        "0.2",
+    ];
+    one_line_error(&kbench_on(&temp.path, &other_alpha), 2, &other_alpha);
     let markdown = ["compare", &labels[0], &labels[1], "--format", "markdown"];
     let out = kbench_on(&temp.path, &markdown);
     assert_success(&out, &markdown);

@@ -122,6 +122,7 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         .sequential_design(&args.base, new)
         .map_err(session::store_error)?;
     let asked = AskedDesign {
+        alpha: args.verdict.alpha,
         delta_pct: args.verdict.delta,
         max_units_per_side: args.max_units.map(|m| m as usize),
         no_calibration: args.verdict.no_calibration,
@@ -208,6 +209,10 @@ fn decided_sequentially(
         .verdict
         .delta
         .is_some_and(|d| d != recorded.design.delta_pct)
+        || args
+            .verdict
+            .alpha
+            .is_some_and(|a| a != recorded.design.alpha)
         || (args.verdict.no_calibration && recorded.design.use_calibration);
     let fixed_only = other_design
         || args.full
