@@ -125,7 +125,7 @@ fn promised_rate_limit(histories: usize) -> f64 {
 /// A lab that began booting the newer kernels twice when the change came: the step sits
 /// where the boots per label change. Beside one-boot labels a two-boot label keeps one
 /// boot, drawn at random, and the permutations exchange them, so the step is found;
-/// kept apart at their own counts, it was found in none of 500 histories.
+/// kept apart at their own counts, it was found in 1 of 500 histories.
 #[test]
 fn a_step_where_the_boots_per_label_double_is_found() {
     let model = HistoryModel {
