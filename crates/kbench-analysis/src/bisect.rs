@@ -9,8 +9,9 @@ use kbench_stats::sequential::{look, Boundary, KnownNoise, Look, SequentialDesig
 use kbench_stats::Level;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A metric a bisection can follow: `workload metric`, with the parameters and variant
-/// that keep its runs apart from others of the workload.
+/// A metric by name: `workload metric`, with the parameters and variant that keep its
+/// runs apart from others of the workload. A bisection follows one; a sequential
+/// design's first look fixes which it decides.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct MetricName {
     pub workload: String,
@@ -26,6 +27,16 @@ impl MetricName {
             params: key.run.params.clone(),
             variant: key.run.variant.clone(),
             metric: key.metric.clone(),
+        }
+    }
+
+    /// The metric a recorded sequential look's row is of.
+    pub(crate) fn of_look_row(row: &kbench_record::sequential::LookRow) -> MetricName {
+        MetricName {
+            workload: row.workload.clone(),
+            params: row.params.clone(),
+            variant: row.variant.clone(),
+            metric: row.metric.clone(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! or the runs of one interleaved `ab`) given to `kbench_stats::sequential`, whose
 //! interval may be looked at after every unit. `compare --sequential` asks it once;
 //! `vm-ab --until-decided` after every pair of boots.
+use crate::bisect::MetricName;
 use crate::calibration::{self, Calibration, ComponentKey};
 use crate::group::{self, Key, Side};
 use crate::{AnalysisError, LabelData};
@@ -96,9 +97,33 @@ pub struct AskedDesign {
     pub no_calibration: bool,
 }
 
+impl AskedDesign {
+    /// What of `fixed` (a recorded design's options) this asks to change, each as the
+    /// recorded design has it: nothing when it asks for what was recorded.
+    pub fn changes(&self, fixed: &SequentialOptions) -> Vec<String> {
+        let mut changed = Vec::new();
+        if self.alpha.is_some_and(|a| a != fixed.alpha) {
+            changed.push(format!("α {}", fixed.alpha));
+        }
+        if self.delta_pct.is_some_and(|d| d != fixed.delta_pct) {
+            changed.push(format!("δ {}%", fixed.delta_pct));
+        }
+        if self
+            .max_units_per_side
+            .is_some_and(|m| m != fixed.max_units_per_side)
+        {
+            changed.push(format!("at most {} a side", fixed.max_units_per_side));
+        }
+        if self.no_calibration && fixed.use_calibration {
+            changed.push("with this machine's calibration".to_string());
+        }
+        changed
+    }
+}
+
 /// The options to look with: the recorded design's, when the labels have one, else
-/// `fresh`. Asking the recorded design for another δ, bound or calibration is refused:
-/// choosing them after seeing the data would not hold the error rate.
+/// `fresh`. Asking the recorded design for another α, δ, bound or calibration is
+/// refused: choosing them after seeing the data would not hold the error rate.
 pub fn options_for(
     recorded: Option<&RecordedDesign>,
     asked: AskedDesign,
@@ -108,22 +133,7 @@ pub fn options_for(
         return Ok(fresh);
     };
     let fixed = SequentialOptions::of_design(&recorded.design);
-    let mut changed = Vec::new();
-    if asked.alpha.is_some_and(|a| a != fixed.alpha) {
-        changed.push(format!("α {}", fixed.alpha));
-    }
-    if asked.delta_pct.is_some_and(|d| d != fixed.delta_pct) {
-        changed.push(format!("δ {}%", fixed.delta_pct));
-    }
-    if asked
-        .max_units_per_side
-        .is_some_and(|m| m != fixed.max_units_per_side)
-    {
-        changed.push(format!("at most {} a side", fixed.max_units_per_side));
-    }
-    if asked.no_calibration && fixed.use_calibration {
-        changed.push("with this machine's calibration".to_string());
-    }
+    let changed = asked.changes(&fixed);
     match changed.is_empty() {
         true => Ok(fixed),
         false => Err(AnalysisError::Usage(format!(
@@ -224,12 +234,13 @@ pub fn is_new_look(recorded: &RecordedDesign, look: &record::SequentialLook) -> 
         .is_none_or(|last| units(last) != units(look))
 }
 
-/// Reads both labels and looks at them (see [`sequential_loaded`]).
+/// Reads both labels and looks at them (see [`sequential_of`]).
 pub fn sequential_labels(
     store: &Store,
     base: &str,
     new: &str,
     options: SequentialOptions,
+    recorded: Option<&RecordedDesign>,
 ) -> Result<SequentialReport, AnalysisError> {
     if base == new {
         return Err(AnalysisError::Usage(format!(
@@ -237,15 +248,17 @@ pub fn sequential_labels(
         )));
     }
     let (a, b) = (LabelData::load(store, base)?, LabelData::load(store, new)?);
-    sequential_of(store, &a, &b, options)
+    sequential_of(store, &a, &b, options, recorded)
 }
 
-/// Looks at two labels already loaded; `store` gives this machine's calibration.
+/// Looks at two labels already loaded, under `recorded`, the design the caller holds
+/// for them, if any ([`FixedAtFirstLook`]); `store` gives this machine's calibration.
 pub fn sequential_of(
     store: &Store,
     a: &LabelData,
     b: &LabelData,
     options: SequentialOptions,
+    recorded: Option<&RecordedDesign>,
 ) -> Result<SequentialReport, AnalysisError> {
     for data in [a, b] {
         if data.sessions.is_empty() {
@@ -260,8 +273,7 @@ pub fn sequential_of(
         true => same_machine_calibration(store, a, b)?,
         false => None,
     };
-    let recorded = store.sequential_design(&a.label, &b.label)?;
-    let fixed = recorded.as_ref().and_then(FixedAtFirstLook::of);
+    let fixed = recorded.and_then(FixedAtFirstLook::of);
     Ok(sequential_loaded(
         a,
         b,
@@ -271,9 +283,6 @@ pub fn sequential_of(
     ))
 }
 
-/// The (workload, params, variant, metric) of a primary metric.
-type MetricKey = (String, String, String, String);
-
 /// What a design's first look fixed for the whole decision: which primary metrics share
 /// α, so the Bonferroni count is the same at every look, and what each one's units are,
 /// so one sequence of looks spends its α. Without it, labels grown by a second
@@ -282,7 +291,7 @@ type MetricKey = (String, String, String, String);
 #[derive(Debug, Clone, PartialEq)]
 pub struct FixedAtFirstLook {
     /// Each primary metric of the first look, with its units' level when recorded.
-    pub levels: BTreeMap<MetricKey, Option<Level>>,
+    pub levels: BTreeMap<MetricName, Option<Level>>,
 }
 
 impl FixedAtFirstLook {
@@ -292,15 +301,7 @@ impl FixedAtFirstLook {
         let levels = first
             .rows
             .iter()
-            .map(|r| {
-                let key = (
-                    r.workload.clone(),
-                    r.params.clone(),
-                    r.variant.clone(),
-                    r.metric.clone(),
-                );
-                (key, r.unit_level)
-            })
+            .map(|r| (MetricName::of_look_row(r), r.unit_level))
             .collect();
         Some(FixedAtFirstLook { levels })
     }
@@ -311,13 +312,7 @@ impl FixedAtFirstLook {
 
     /// Whether `key` is one of the design's metrics, and its level if recorded.
     fn level_of(&self, key: &Key) -> Option<Option<Level>> {
-        let key = (
-            key.run.workload.clone(),
-            key.run.params.clone(),
-            key.run.variant.clone(),
-            key.metric.clone(),
-        );
-        self.levels.get(&key).copied()
+        self.levels.get(&MetricName::of(key)).copied()
     }
 }
 

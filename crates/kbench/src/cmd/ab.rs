@@ -241,6 +241,9 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
                 Boundary::DeclaredMaximum,
                 kbench_record::Clock::Wall,
             ),
+            // This run's design has no look recorded yet: the runner's looks and this
+            // one are recorded together below.
+            None,
         )
         .map_err(crate::analysis_error)?;
         // The runs have stopped: what is still open (the time bound) is undecided.

@@ -121,12 +121,7 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
     let recorded = store
         .sequential_design(&args.base, new)
         .map_err(session::store_error)?;
-    let asked = AskedDesign {
-        alpha: args.verdict.alpha,
-        delta_pct: args.verdict.delta,
-        max_units_per_side: args.max_units.map(|m| m as usize),
-        no_calibration: args.verdict.no_calibration,
-    };
+    let asked = asked_design(args);
     let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
     // A design made now takes the default δ of the labels' clock.
     let clock = kbench_analysis::clock::shared_clock(
@@ -141,8 +136,9 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
     let fresh = verdict::sequential_options(options, max_units, Boundary::AlwaysValid, clock);
     let design =
         sequential::options_for(recorded.as_ref(), asked, fresh).map_err(crate::analysis_error)?;
-    let mut report = sequential::sequential_labels(&store, &args.base, new, design)
-        .map_err(crate::analysis_error)?;
+    let mut report =
+        sequential::sequential_labels(&store, &args.base, new, design, recorded.as_ref())
+            .map_err(crate::analysis_error)?;
     report.recorded = match record_look(&mut store, recorded.clone(), &report) {
         Ok(recorded) => Some(recorded),
         // A database we may only read still answers; the look is just not kept.
@@ -186,6 +182,16 @@ fn record_look(
     Ok(recorded)
 }
 
+/// What the command line asks of a sequential design.
+fn asked_design(args: &CompareArgs) -> AskedDesign {
+    AskedDesign {
+        alpha: args.verdict.alpha,
+        delta_pct: args.verdict.delta,
+        max_units_per_side: args.max_units.map(|m| m as usize),
+        no_calibration: args.verdict.no_calibration,
+    }
+}
+
 /// BASE and one NEW looked at under a recorded sequential design (`ab` or `vm-ab
 /// --until-decided`, `compare --sequential`): their verdict is the sequential rule's,
 /// as it was when they ran, and the fixed design's report follows for its diagnostics.
@@ -205,15 +211,8 @@ fn decided_sequentially(
     else {
         return Ok(None);
     };
-    let other_design = args
-        .verdict
-        .delta
-        .is_some_and(|d| d != recorded.design.delta_pct)
-        || args
-            .verdict
-            .alpha
-            .is_some_and(|a| a != recorded.design.alpha)
-        || (args.verdict.no_calibration && recorded.design.use_calibration);
+    let design = SequentialOptions::of_design(&recorded.design);
+    let other_design = !asked_design(args).changes(&design).is_empty();
     let fixed_only = other_design
         || args.full
         || args.fail_on.is_some()
@@ -230,12 +229,11 @@ fn decided_sequentially(
         );
         return Ok(None);
     }
-    let design = SequentialOptions::of_design(&recorded.design);
     let (base_data, new_data) = (
         kbench_analysis::LabelData::load(store, &args.base).map_err(crate::analysis_error)?,
         kbench_analysis::LabelData::load(store, new).map_err(crate::analysis_error)?,
     );
-    let mut look = sequential::sequential_of(store, &base_data, &new_data, design)
+    let mut look = sequential::sequential_of(store, &base_data, &new_data, design, Some(&recorded))
         .map_err(crate::analysis_error)?;
     look.recorded = Some(recorded);
     let fixed = kbench_analysis::compare_loaded(

@@ -132,7 +132,9 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     });
     // Recorded before the first boot, so that a later `compare` of the two labels
     // looks with it.
-    let design_id = match sequential {
+    // It gathers its looks as they are recorded: each look after the first keeps to
+    // what the first fixed.
+    let mut recorded = match sequential {
         Some(design) => Some(
             crate::verdict::record_design(
                 &mut store,
@@ -141,8 +143,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
                 kbench_record::sequential::DesignedBy::VmAb,
                 Some(args.max_time as f64),
             )
-            .map_err(session::store_error)?
-            .id,
+            .map_err(session::store_error)?,
         ),
         None => None,
     };
@@ -168,6 +169,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             &sides[0].label,
             &sides[1].label,
             design,
+            recorded.as_ref(),
         )
         .map_err(crate::analysis_error)?;
         let out_of_time = started.elapsed() >= Duration::from_secs(args.max_time);
@@ -181,15 +183,16 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             look.close_undecided();
         }
         say_look(&look, boot.div_ceil(2));
-        if let Some(id) = design_id {
+        if let Some(recorded) = recorded.as_mut() {
             let record = kbench_analysis::sequential::look_record(
                 &look,
                 u64::from(boot.div_ceil(2)),
                 session::unix_now_ns(),
             );
             store
-                .insert_sequential_look(id, &record)
+                .insert_sequential_look(recorded.id, &record)
                 .map_err(session::store_error)?;
+            recorded.looks.push(record);
         }
         let stop = look.decided() || out_of_time;
         looked = Some(look);
