@@ -1,68 +1,14 @@
 //! What a bisection decides with, from labels already loaded: the boots of each commit
 //! as units of its primary metrics, the check that good and bad differ (the sequential
 //! rule of `vm-ab --until-decided`), and each step's look ([`kbench_stats::bisect`]).
-use crate::group::{self, Key};
+use crate::group;
 use crate::label::LabelData;
+pub use crate::metric::MetricName;
 use crate::sequential::log_unit_means;
 use kbench_stats::bisect::{noise_of, step_look, StepLook};
 use kbench_stats::sequential::{look, Boundary, KnownNoise, Look, SequentialDesign};
 use kbench_stats::Level;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// A metric by name: `workload metric`, with the parameters and variant that keep its
-/// runs apart from others of the workload. A bisection follows one; a sequential
-/// design's first look fixes which it decides.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-pub struct MetricName {
-    pub workload: String,
-    pub params: String,
-    pub variant: String,
-    pub metric: String,
-}
-
-impl MetricName {
-    pub(crate) fn of(key: &Key) -> MetricName {
-        MetricName {
-            workload: key.run.workload.clone(),
-            params: key.run.params.clone(),
-            variant: key.run.variant.clone(),
-            metric: key.metric.clone(),
-        }
-    }
-
-    /// The metric a recorded sequential look's row is of.
-    pub(crate) fn of_look_row(row: &kbench_record::sequential::LookRow) -> MetricName {
-        MetricName {
-            workload: row.workload.clone(),
-            params: row.params.clone(),
-            variant: row.variant.clone(),
-            metric: row.metric.clone(),
-        }
-    }
-
-    /// Whether `spec` (`METRIC` or `WORKLOAD:METRIC`, the workload as stored or by its
-    /// short name: `pipe`, `sched/pipe`) names this metric.
-    pub fn matches(&self, spec: &str) -> bool {
-        match spec.split_once(':') {
-            Some((workload, metric)) => {
-                metric == self.metric
-                    && (workload == self.workload
-                        || self.workload.rsplit('/').next() == Some(workload))
-            }
-            None => spec == self.metric,
-        }
-    }
-}
-
-impl std::fmt::Display for MetricName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.workload, self.metric)?;
-        if !self.variant.is_empty() {
-            write!(f, " ({})", self.variant)?;
-        }
-        Ok(())
-    }
-}
 
 /// One metric's boots: the mean log value of each successful boot, in the order they
 /// were stored, its direction, and whether it is one of the suite's primary metrics.
@@ -142,6 +88,94 @@ pub fn candidate_look(
 pub fn alpha_per_step(alpha: f64, commits: usize) -> f64 {
     let steps = (commits as f64 + 1.0).log2().ceil().max(1.0);
     alpha / (steps + 2.0)
+}
+
+/// What a bisection did, for its closing lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BisectCounts {
+    pub built: usize,
+    pub kept_builds: usize,
+    pub failed_builds: usize,
+    pub booted: usize,
+    pub reused_boots: usize,
+    pub failed_boots: usize,
+}
+
+/// What a step came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepOutcome {
+    /// The build failed, for this reason: skipped.
+    BuildFailed(String),
+    /// This many boots failed: skipped.
+    BootsFailed(usize),
+    /// The step rule's last look: placed, like neither, or undecided (skipped).
+    Looked(StepLook),
+}
+
+impl StepOutcome {
+    pub fn is_neither(&self) -> bool {
+        matches!(self, StepOutcome::Looked(l) if l.decision == kbench_stats::bisect::StepDecision::Neither)
+    }
+}
+
+/// One step, as the closing lines list it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepLine {
+    pub commit: String,
+    pub subject: String,
+    pub outcome: StepOutcome,
+}
+
+/// How the first bad commit compared with its parent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirmation {
+    Look { parent: String, look: Look },
+    NoParent,
+    ParentDoesNotBuild(String),
+    NoBoots,
+}
+
+/// How a bisection that had a change to bisect ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BisectEnd {
+    /// The first bad commit, its subject, and its confirmation against its parent.
+    Found {
+        commit: String,
+        subject: String,
+        confirmation: Confirmation,
+    },
+    /// Only skipped commits are left; the first bad one is one of these.
+    OnlySkipped(Vec<String>),
+    /// A fresh boot of an end landed nearer the other end: why, as one line.
+    Drifted(String),
+    /// This commit is like neither good nor bad.
+    Neither(String),
+}
+
+/// A bisection's result, for its closing lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BisectReport {
+    pub name: String,
+    pub good: String,
+    pub bad: String,
+    pub metric: MetricName,
+    /// Good against bad, as decided.
+    pub endpoints: Look,
+    pub delta_pct: f64,
+    pub steps: Vec<StepLine>,
+    pub end: BisectEnd,
+    pub counts: BisectCounts,
+    pub elapsed_s: f64,
+    /// Where `git bisect log` is kept.
+    pub log_path: String,
+}
+
+/// How much of good against bad's change the first bad commit makes, percent (of the
+/// log shifts).
+pub fn share_of_change(first_bad: &Look, endpoints: &Look) -> Option<f64> {
+    let log = |pct: f64| (1.0 + pct / 100.0).ln();
+    let (part, whole) = (log(first_bad.shift_pct?), log(endpoints.shift_pct?));
+    (whole != 0.0).then(|| 100.0 * part / whole)
 }
 
 #[cfg(test)]

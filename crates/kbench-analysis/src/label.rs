@@ -34,6 +34,16 @@ impl LabelData {
         })
     }
 
+    /// Adds a session as its rows would read back (`kbench_store::rows_of`), under
+    /// `session_id`: a decision after each boot grows its labels with the boots it was
+    /// handed instead of reading them again.
+    pub fn push_session(&mut self, whole: &kbench_store::SessionWithRuns, session_id: i64) {
+        let (session, runs, summaries) = kbench_store::rows_of(whole, session_id);
+        self.sessions.push(session);
+        self.runs.extend(runs);
+        self.summaries.extend(summaries);
+    }
+
     /// Several labels of one experiment as one (an A/A's two sides, to calibrate from),
     /// under the first one's name.
     pub fn joined(labels: Vec<LabelData>) -> LabelData {

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod group;
 pub mod history;
 pub mod label;
+pub mod metric;
 pub mod model;
 pub mod modes;
 pub mod parallel;

@@ -2,9 +2,9 @@
 //! or the runs of one interleaved `ab`) given to `kbench_stats::sequential`, whose
 //! interval may be looked at after every unit. `compare --sequential` asks it once;
 //! `vm-ab --until-decided` after every pair of boots.
-use crate::bisect::MetricName;
 use crate::calibration::{self, Calibration, ComponentKey};
 use crate::group::{self, Key, Side};
+use crate::metric::MetricName;
 use crate::{AnalysisError, LabelData};
 use kbench_record::sequential::{self as record, LookOutcome, LookRow, RecordedDesign};
 use kbench_stats::sequential::{self, Boundary, Decision, KnownNoise, Look, SequentialDesign};
@@ -297,13 +297,31 @@ pub struct FixedAtFirstLook {
 impl FixedAtFirstLook {
     /// `None` before the design's first look.
     pub fn of(recorded: &RecordedDesign) -> Option<FixedAtFirstLook> {
-        let first = recorded.looks.first()?;
+        let first = recorded.looks.iter().find(|l| !l.rows.is_empty())?;
         let levels = first
             .rows
             .iter()
             .map(|r| (MetricName::of_look_row(r), r.unit_level))
             .collect();
         Some(FixedAtFirstLook { levels })
+    }
+
+    /// What `report`, a design's first look that saw any metric, fixes.
+    pub fn of_report(report: &SequentialReport) -> Option<FixedAtFirstLook> {
+        let levels: BTreeMap<MetricName, Option<Level>> = report
+            .rows
+            .iter()
+            .map(|r| {
+                let name = MetricName {
+                    workload: r.workload.clone(),
+                    params: r.params.clone(),
+                    variant: r.variant.clone(),
+                    metric: r.metric.clone(),
+                };
+                (name, Some(r.level))
+            })
+            .collect();
+        (!levels.is_empty()).then_some(FixedAtFirstLook { levels })
     }
 
     fn primaries(&self) -> usize {

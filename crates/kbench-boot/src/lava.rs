@@ -2,7 +2,7 @@
 //! kbench as the initramfs /init (`kbench lava-job`). LAVA schedules the boots and
 //! keeps the console; kbench does not become a scheduler. Which LAVA page documents
 //! each key: docs/boot-ab.md, "Boards: LAVA".
-use kbench_console::lava::{abba, namespace, Side};
+use kbench_console::lava::{namespace, Side};
 use kbench_console::{line_start, Kind, READY_LINE};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -105,7 +105,10 @@ pub fn job_definition(request: &JobRequest, nonce: &str) -> Result<JobDefinition
         Some(_) => return usage_error(format!("--job-name: 1 to {MAX_JOB_NAME} characters")),
         None => default_job_name(request),
     };
-    let boots = abba(request.boots);
+    let boots: Vec<Side> = kbench_runner::scheduler::abba(request.boots)
+        .into_iter()
+        .map(Side::of_index)
+        .collect();
     let mut actions = Vec::with_capacity(3 * boots.len());
     for (index, &side) in boots.iter().enumerate() {
         actions.extend(boot_actions(request, &namespace(index, side), side, nonce));

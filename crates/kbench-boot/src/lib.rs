@@ -5,12 +5,17 @@
 //! kernels on a board ([`lava`]), the driver modules a guest loads ([`modules`]), and a
 //! boot's console log turned into the session and runs stored of it ([`stored`]); a
 //! bisection's git worktree and build cache ([`tree`]).
+#[macro_use]
+extern crate kbench_workloads;
+
+pub mod bisect;
 pub mod cmdline;
 pub mod deb;
 pub mod elf;
 pub mod init;
 pub mod initramfs;
 pub mod lava;
+pub mod machine;
 pub mod modules;
 pub mod qemu;
 pub mod qmp;

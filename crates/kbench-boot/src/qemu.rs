@@ -2,7 +2,6 @@
 //! the watch over one boot's output with its deadlines. Starting and stopping the
 //! process is the caller's, with its rules for children (one that dies with kbench).
 use crate::deb::Arch;
-use kbench_console::lava::{abba, Side};
 use kbench_console::{Kind, RESULTS_PORT};
 use kbench_record::Clock;
 use std::path::{Path, PathBuf};
@@ -10,7 +9,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// What every boot of an A/B asks of qemu.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QemuSetup {
     /// The qemu binary, when not the one of the kernels' architecture.
     pub qemu: Option<String>,
@@ -77,15 +76,6 @@ impl BootFiles {
             format!("{console}\n{RESULTS_HEADER}\n{results}")
         }
     }
-}
-
-/// (boot number, side) in ABBA order: A B, B A, A B, ...; side 0 is A.
-pub fn order(boots: u32) -> Vec<(u32, usize)> {
-    abba(boots)
-        .into_iter()
-        .enumerate()
-        .map(|(i, side)| (i as u32, usize::from(side == Side::B)))
-        .collect()
 }
 
 fn console_arg(arch: Arch) -> &'static str {
@@ -340,7 +330,7 @@ pub fn accel_for_dry_run(asked: &str, arch: Arch, clock: Clock) -> String {
 }
 
 /// The deadlines of one boot.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Deadlines {
     /// From qemu's start to kbench's BEGIN.
     pub begin: Duration,
@@ -558,13 +548,5 @@ mod tests {
             .iter()
             .any(|w| w == "-icount" || w == "virtio-rng-pci"));
         assert!(has(&timed, ["-cpu", "max"]), "{timed:?}");
-    }
-
-    #[test]
-    fn boots_alternate_abba() {
-        let sides: Vec<usize> = order(3).into_iter().map(|(_, s)| s).collect();
-        assert_eq!(sides, [0, 1, 1, 0, 0, 1]);
-        let boots: Vec<u32> = order(2).into_iter().map(|(b, _)| b).collect();
-        assert_eq!(boots, [0, 1, 2, 3]);
     }
 }

@@ -15,19 +15,14 @@ impl Side {
             Side::B => "b",
         }
     }
-}
 
-/// The kernels of `boots_per_kernel` ABBA blocks: A B, B A, A B, ...
-pub fn abba(boots_per_kernel: u32) -> Vec<Side> {
-    (0..boots_per_kernel)
-        .flat_map(|block| {
-            if block % 2 == 0 {
-                [Side::A, Side::B]
-            } else {
-                [Side::B, Side::A]
-            }
-        })
-        .collect()
+    /// Side 0 is A, any other B.
+    pub fn of_index(side: usize) -> Side {
+        match side {
+            0 => Side::A,
+            _ => Side::B,
+        }
+    }
 }
 
 /// The LAVA namespace of the `index`-th boot (from 0): it ties the boot's deploy, boot
@@ -57,8 +52,7 @@ mod tests {
 
     #[test]
     fn namespaces_name_the_boot_and_its_kernel() {
-        let sides = abba(2);
-        assert_eq!(sides, [Side::A, Side::B, Side::B, Side::A]);
+        let sides = [Side::A, Side::B, Side::B, Side::A];
         let names: Vec<String> = sides
             .iter()
             .enumerate()

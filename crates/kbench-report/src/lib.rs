@@ -1,5 +1,6 @@
 //! Renderers: one file per output format behind one trait per kind of result.
 pub mod bench;
+pub mod bisect;
 pub mod compare;
 pub mod history;
 pub mod html;

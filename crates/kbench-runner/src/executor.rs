@@ -5,6 +5,7 @@ use crate::child::{
 };
 use crate::figures::FigureReader;
 use crate::hooks::HookFailure;
+use crate::scheduler::MeasuredRun;
 use crate::spec::WorkloadSpec;
 use crate::RunnerError;
 use kbench_record::{PlacementKind, StoredRun};
@@ -20,14 +21,57 @@ pub struct Attempt {
     pub placement: Option<PlacementKind>,
 }
 
-/// Runs one arm of a schedule, once per call.
-pub trait Executor {
-    /// One run with this stored index. A run that fails is an [`Attempt`] saying why;
-    /// an error is the user's mistake or a fault that stops the schedule.
-    fn run(&mut self, index: u32, warmup: bool) -> Result<Attempt, RunnerError>;
+/// Runs one arm of a schedule, one unit per call: a run (an [`Attempt`]) for a workload
+/// or a command, a whole boot for a machine (kbench-boot).
+pub trait Executor<U: Unit = Attempt> {
+    /// One unit with this stored index. A unit that fails says why in itself; an error
+    /// is the user's mistake or a fault that stops the schedule.
+    fn run(&mut self, index: u32, warmup: bool) -> Result<U, RunnerError>;
 
-    /// The stored form of the run a failed hook took the place of.
-    fn hook_failure_run(&self, failure: &HookFailure, index: u32) -> StoredRun;
+    /// The stored form of the unit a failed hook took the place of.
+    fn hook_failure_run(&self, failure: &HookFailure, index: u32) -> U::Kept;
+}
+
+/// What one call of an executor gives, as the scheduler sees it: whether it counts and
+/// what the stop rule is to see of it, and what the sink keeps.
+pub trait Unit {
+    /// What the stop rule sees of a unit that counts.
+    type Measured: Clone;
+    /// What the sink keeps of it.
+    type Kept;
+    /// What it measured, or why it does not count.
+    fn judged(&self) -> Result<Self::Measured, Failed>;
+    fn kept(self) -> Self::Kept;
+}
+
+/// Why a unit does not count, and the exit status it is reported with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    pub message: String,
+    pub exit_status: i32,
+}
+
+impl Unit for Attempt {
+    type Measured = MeasuredRun;
+    type Kept = StoredRun;
+
+    fn judged(&self) -> Result<MeasuredRun, Failed> {
+        match &self.failure {
+            None => Ok(MeasuredRun {
+                values: self.run.values.clone(),
+                placement: self.placement,
+            }),
+            Some(message) => Err(Failed {
+                message: message.clone(),
+                // A workload that gave no record has no status of its own.
+                exit_status: self.run.exit_status.unwrap_or(1),
+            }),
+        }
+    }
+
+    fn kept(self) -> StoredRun {
+        self.run
+    }
 }
 
 /// A workload spec, each run in a fresh `kbench bench --json` process.

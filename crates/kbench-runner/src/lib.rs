@@ -17,6 +17,7 @@ pub mod executor;
 pub mod figures;
 pub mod hooks;
 pub mod kernel_build;
+pub mod labels;
 pub mod progress;
 pub mod scheduler;
 pub mod sequential;
@@ -25,11 +26,15 @@ pub mod spec;
 pub mod stop;
 pub mod suite;
 
-pub use executor::{Attempt, CommandExecutor, Executor, WorkloadExecutor};
+pub use executor::{Attempt, CommandExecutor, Executor, Failed, Unit, WorkloadExecutor};
 pub use figures::{FigureOptions, FigureReader};
 pub use hooks::{HookFailure, HookKind, Hooks};
-pub use scheduler::{ArmOutcome, MeasuredRun, Observer, Order, RunFailure, Schedule};
-pub use sequential::{PrimaryState, PrimaryUnits, SequentialRule, UnitsOf};
+pub use labels::LabelLooker;
+pub use scheduler::{ArmOutcome, MeasuredRun, Measurement, Observer, Order, RunFailure, Schedule};
+pub use sequential::{
+    Bounds, Decidable, Looker, PrimaryState, PrimaryStates, PrimaryUnits, Reached, Seen,
+    SequentialDriver, UnitLooker, UnitsOf,
+};
 pub use sink::{MemorySink, RunSink};
 pub use spec::WorkloadSpec;
 pub use stop::{Decision, StopPolicy, StopRule};
@@ -46,6 +51,10 @@ pub enum RunnerError {
     /// as it gave it.
     #[error(transparent)]
     Sink(anyhow::Error),
+    /// The executor failed for a reason that is not the user's (a file it could not
+    /// write): its error as it gave it.
+    #[error(transparent)]
+    Executor(anyhow::Error),
     /// The stop rule gave up: every arm kept failing.
     #[error("{0}")]
     GaveUp(String),

@@ -1,5 +1,5 @@
 //! A progress bar on stderr when stderr is a terminal; nothing otherwise.
-use crate::scheduler::{ArmOutcome, Observer};
+use crate::scheduler::{ArmOutcome, MeasuredRun, Observer};
 use crate::stop::StopRule;
 use crate::suite::Plan;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,7 +16,7 @@ impl Progress {
         if !std::io::stderr().is_terminal() {
             return Progress { bar: None, names };
         }
-        let per_workload = plan.stopping.expected_runs_per_arm();
+        let per_workload = StopRule::<MeasuredRun>::expected_runs_per_arm(&plan.stopping);
         let total = (per_workload + u64::from(plan.warmup)) * plan.specs.len() as u64;
         let bar = ProgressBar::new(total);
         let style = ProgressStyle::with_template(

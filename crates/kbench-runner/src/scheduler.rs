@@ -1,6 +1,6 @@
 //! The one loop that runs everything: setups, warm-ups, blocks until the stop rule
 //! says so, cleanups; every run handed to the sink before the next one starts.
-use crate::executor::{Attempt, Executor};
+use crate::executor::{Executor, Unit};
 use crate::hooks::{run_hook, HookFailure, HookKind, Hooks};
 use crate::sink::RunSink;
 use crate::stop::{precision_pct, Decision, StopRule};
@@ -21,14 +21,31 @@ pub enum Order {
     Abba,
 }
 
+/// The arm of each unit of `blocks` ABBA blocks of two arms: A B, B A, A B, ... (arm 0
+/// is A): the one ABBA order, of `ab`'s runs, of vm-ab's and a bisection's boots and of
+/// a LAVA job's.
+pub fn abba(blocks: u32) -> Vec<usize> {
+    (0..u64::from(blocks))
+        .flat_map(|block| abba_block(block, 2))
+        .collect()
+}
+
+/// The arms of the `block`-th ABBA block, from 0: in turn, reversed every other block.
+fn abba_block(block: u64, arms: usize) -> Vec<usize> {
+    match block.is_multiple_of(2) {
+        true => (0..arms).collect(),
+        false => (0..arms).rev().collect(),
+    }
+}
+
 /// What decides what runs, beside the executors.
-pub struct Schedule<'a> {
+pub struct Schedule<'a, M = MeasuredRun> {
     pub order: Order,
     /// Rounds of warm-up runs (each arm once a round), recorded and not measured.
     pub warmup: u32,
     /// The hooks of each arm; an arm without an entry has none.
     pub hooks: Vec<Hooks>,
-    pub stop: &'a mut dyn StopRule,
+    pub stop: &'a mut dyn StopRule<M>,
 }
 
 /// One measured run that succeeded.
@@ -50,10 +67,10 @@ pub struct RunFailure {
     pub exit_status: i32,
 }
 
-/// What one arm gave.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ArmOutcome {
-    pub measured: Vec<MeasuredRun>,
+/// What one arm gave: its units that counted (runs, or boots), and those that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmOutcome<M = MeasuredRun> {
+    pub measured: Vec<M>,
     pub failures: Vec<RunFailure>,
     /// The hooks that failed, each stored as a failed run of the arm.
     pub hook_failures: Vec<HookFailure>,
@@ -63,13 +80,35 @@ pub struct ArmOutcome {
     pub next_index: u32,
 }
 
-impl ArmOutcome {
-    /// The primary value of each measured run that has one, in run order.
+impl<M> Default for ArmOutcome<M> {
+    fn default() -> Self {
+        ArmOutcome {
+            measured: Vec::new(),
+            failures: Vec::new(),
+            hook_failures: Vec::new(),
+            attempts: 0,
+            next_index: 0,
+        }
+    }
+}
+
+/// What the fixed rules read of a measured unit: its primary value, if it has one.
+pub trait Measurement {
+    fn primary_value(&self) -> Option<f64>;
+}
+
+impl Measurement for MeasuredRun {
+    fn primary_value(&self) -> Option<f64> {
+        self.values.iter().find(|v| v.primary).map(|v| v.value)
+    }
+}
+
+impl<M: Measurement> ArmOutcome<M> {
+    /// The primary value of each measured unit that has one, in order.
     pub fn primary_values(&self) -> Vec<f64> {
         self.measured
             .iter()
-            .filter_map(|run| run.values.iter().find(|v| v.primary))
-            .map(|v| v.value)
+            .filter_map(Measurement::primary_value)
             .collect()
     }
 
@@ -81,8 +120,8 @@ impl ArmOutcome {
 
 /// Told what happens, for progress and messages; every method does nothing by default
 /// but a failed hook, which is said in one line.
-pub trait Observer {
-    fn starting(&mut self, _arm: usize, _warmup: bool, _so_far: &ArmOutcome) {}
+pub trait Observer<M = MeasuredRun> {
+    fn starting(&mut self, _arm: usize, _warmup: bool, _so_far: &ArmOutcome<M>) {}
     fn hook_failed(&mut self, _arm: usize, failure: &HookFailure) {
         errln!("kbench: {}", failure.message);
     }
@@ -91,18 +130,18 @@ pub trait Observer {
 
 /// No progress shown; a failed hook is said in one line.
 pub struct NoProgress;
-impl Observer for NoProgress {}
+impl<M> Observer<M> for NoProgress {}
 
 /// Runs the schedule: each arm's setup in turn (the first that fails stops there),
 /// the warm-ups, then blocks until the stop rule is satisfied, each run after its
 /// arm's prepare hook (one that fails stops the schedule), and the cleanup of every
 /// arm whose setup succeeded, whatever happened in between.
-pub fn run(
-    schedule: Schedule<'_>,
-    executors: &mut [&mut dyn Executor],
-    sink: &mut dyn RunSink,
-    observer: &mut dyn Observer,
-) -> Result<Vec<ArmOutcome>, RunnerError> {
+pub fn run<U: Unit>(
+    schedule: Schedule<'_, U::Measured>,
+    executors: &mut [&mut dyn Executor<U>],
+    sink: &mut dyn RunSink<U::Kept>,
+    observer: &mut dyn Observer<U::Measured>,
+) -> Result<Vec<ArmOutcome<U::Measured>>, RunnerError> {
     let mut state = State {
         arms: vec![ArmOutcome::default(); executors.len()],
         executors,
@@ -127,11 +166,11 @@ pub fn run(
     Ok(state.arms)
 }
 
-struct State<'a, 'e> {
-    arms: Vec<ArmOutcome>,
-    executors: &'a mut [&'e mut dyn Executor],
-    sink: &'a mut dyn RunSink,
-    observer: &'a mut dyn Observer,
+struct State<'a, 'e, U: Unit> {
+    arms: Vec<ArmOutcome<U::Measured>>,
+    executors: &'a mut [&'e mut dyn Executor<U>],
+    sink: &'a mut dyn RunSink<U::Kept>,
+    observer: &'a mut dyn Observer<U::Measured>,
     hooks: Vec<Hooks>,
 }
 
@@ -142,12 +181,12 @@ enum Step {
     Halt,
 }
 
-impl State<'_, '_> {
+impl<U: Unit> State<'_, '_, U> {
     fn warmups_and_blocks(
         &mut self,
         order: Order,
         warmup: u32,
-        stop: &mut dyn StopRule,
+        stop: &mut dyn StopRule<U::Measured>,
     ) -> Result<(), RunnerError> {
         let mut blocks = Blocks::new(order, self.arms.len());
         for _ in 0..warmup {
@@ -159,7 +198,11 @@ impl State<'_, '_> {
         }
         let started = Instant::now();
         loop {
-            let pending = match stop.decide(&self.arms, started.elapsed()) {
+            let decision = stop.decide(&self.arms, started.elapsed());
+            for look in stop.take_looks() {
+                self.sink.keep_look(&look).map_err(RunnerError::Sink)?;
+            }
+            let pending = match decision {
                 Decision::Continue(pending) => pending,
                 Decision::Stop => return Ok(()),
                 Decision::GiveUp(why) => return Err(RunnerError::GaveUp(why)),
@@ -175,7 +218,7 @@ impl State<'_, '_> {
         }
     }
 
-    /// The prepare hook, then one run, stored.
+    /// The prepare hook, then one unit, stored.
     fn step(&mut self, arm: usize, warmup: bool) -> Result<Step, RunnerError> {
         if !self.hook(HookKind::Prepare, arm)? {
             return Ok(Step::Halt);
@@ -187,26 +230,20 @@ impl State<'_, '_> {
         Ok(Step::Next)
     }
 
-    fn record(&mut self, arm: usize, warmup: bool, attempt: Attempt) -> Result<(), RunnerError> {
-        let Attempt {
-            run,
-            failure,
-            placement,
-        } = attempt;
-        let values = run.values.clone();
-        let exit_status = run.exit_status.unwrap_or(1);
-        self.store(arm, run)?;
+    fn record(&mut self, arm: usize, warmup: bool, unit: U) -> Result<(), RunnerError> {
+        let judged = unit.judged();
+        self.store(arm, unit.kept())?;
         if warmup {
             return Ok(());
         }
         let outcome = &mut self.arms[arm];
         outcome.attempts += 1;
-        match failure {
-            None => outcome.measured.push(MeasuredRun { values, placement }),
-            Some(message) => outcome.failures.push(RunFailure {
+        match judged {
+            Ok(measured) => outcome.measured.push(measured),
+            Err(failed) => outcome.failures.push(RunFailure {
                 attempt: outcome.attempts,
-                message,
-                exit_status,
+                message: failed.message,
+                exit_status: failed.exit_status,
             }),
         }
         Ok(())
@@ -229,7 +266,7 @@ impl State<'_, '_> {
         Ok(false)
     }
 
-    fn store(&mut self, arm: usize, run: kbench_record::StoredRun) -> Result<(), RunnerError> {
+    fn store(&mut self, arm: usize, run: U::Kept) -> Result<(), RunnerError> {
         self.sink.accept(arm, run).map_err(RunnerError::Sink)?;
         self.arms[arm].next_index += 1;
         Ok(())
@@ -270,8 +307,7 @@ impl Blocks {
         self.block += 1;
         match self.order {
             Order::Shuffled { .. } => self.shuffled(),
-            Order::Abba if block.is_multiple_of(2) => (0..self.arms).collect(),
-            Order::Abba => (0..self.arms).rev().collect(),
+            Order::Abba => abba_block(block, self.arms),
         }
     }
 

@@ -1,5 +1,6 @@
 //! When to stop repeating: asked before the first block and after every block.
-use crate::scheduler::ArmOutcome;
+use crate::scheduler::{ArmOutcome, MeasuredRun, Measurement};
+use kbench_record::sequential::SequentialLook;
 use std::time::Duration;
 
 /// What the next block holds.
@@ -16,11 +17,16 @@ pub enum Decision {
 /// A rule for stopping, asked with everything the arms have given so far. The fixed
 /// counts and `--precision` are [`StopPolicy`]; a sequential rule that stops when a
 /// comparison of the arms is decided plugs in here too.
-pub trait StopRule {
-    fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> Decision;
+pub trait StopRule<M = MeasuredRun> {
+    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> Decision;
 
     /// Measured runs per arm to expect at first (a progress bar's length).
     fn expected_runs_per_arm(&self) -> u64;
+
+    /// The looks made since the last call, for the sink to keep with their design.
+    fn take_looks(&mut self) -> Vec<SequentialLook> {
+        Vec::new()
+    }
 }
 
 /// The rules kbench has had from the start.
@@ -45,7 +51,7 @@ pub enum StopPolicy {
 const HOPELESS_FAILURES: usize = 3;
 
 impl StopPolicy {
-    fn arm_done(&self, arm: &ArmOutcome) -> bool {
+    fn arm_done<M: Measurement>(&self, arm: &ArmOutcome<M>) -> bool {
         let values = arm.primary_values().len();
         let failures = arm.failures.len();
         match *self {
@@ -63,7 +69,7 @@ impl StopPolicy {
     }
 
     /// Every arm failed again and again without one measured run.
-    fn hopeless(&self, arms: &[ArmOutcome]) -> Option<String> {
+    fn hopeless<M: Measurement>(&self, arms: &[ArmOutcome<M>]) -> Option<String> {
         if matches!(self, StopPolicy::Attempts(_)) {
             return None;
         }
@@ -80,8 +86,8 @@ impl StopPolicy {
     }
 }
 
-impl StopRule for StopPolicy {
-    fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> Decision {
+impl<M: Measurement> StopRule<M> for StopPolicy {
+    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> Decision {
         if let Some(why) = self.hopeless(arms) {
             return Decision::GiveUp(why);
         }

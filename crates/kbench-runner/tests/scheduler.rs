@@ -400,3 +400,9 @@ fn a_sink_that_fails_stops_the_schedule_after_the_cleanups() {
     );
     assert!(cleaned.exists());
 }
+
+#[test]
+fn abba_gives_the_arm_of_each_unit_of_its_blocks() {
+    assert_eq!(scheduler::abba(3), [0, 1, 1, 0, 0, 1]);
+    assert!(scheduler::abba(0).is_empty());
+}

@@ -4,8 +4,8 @@
 use kbench_record::{StoredRun, Value};
 use kbench_runner::scheduler::{self, NoProgress};
 use kbench_runner::{
-    ArmOutcome, Attempt, Executor, HookFailure, MemorySink, Order, PrimaryUnits, RunnerError,
-    Schedule, SequentialRule,
+    ArmOutcome, Attempt, Bounds, Executor, HookFailure, MemorySink, Order, PrimaryState,
+    PrimaryUnits, RunnerError, Schedule, SequentialDriver, UnitLooker, UnitsOf,
 };
 use kbench_stats::sequential::Decision;
 use rand::{Rng, SeedableRng};
@@ -84,15 +84,24 @@ fn runs_as_units(arms: &[ArmOutcome]) -> Vec<PrimaryUnits> {
 
 const MAX_UNITS: usize = 40;
 
+/// The one sequential driver over runs as units, at α 0.05 and δ 1 %.
+fn driver(units_of: UnitsOf, max_time: Duration) -> SequentialDriver<UnitLooker> {
+    let looker = UnitLooker::new(0.05, 1.0, MAX_UNITS, units_of);
+    let bounds = Bounds {
+        max_attempts_per_side: None,
+        max_time,
+    };
+    SequentialDriver::new(looker, bounds)
+}
+
+/// Each primary metric's decision: the driver's last look.
+fn states(driver: &SequentialDriver<UnitLooker>) -> &[PrimaryState] {
+    &driver.latest().expect("a look").0
+}
+
 /// A/B of two fakes until the rule stops: (runs of A, runs of B, the decision).
 fn until_decided(a: Fake, b: Fake) -> (usize, usize, Decision) {
-    let mut rule = SequentialRule::new(
-        0.05,
-        1.0,
-        MAX_UNITS,
-        Duration::from_secs(600),
-        Box::new(runs_as_units),
-    );
+    let mut rule = driver(Box::new(runs_as_units), Duration::from_secs(600));
     let (mut a, mut b) = (a, b);
     let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
     let mut sink = MemorySink::default();
@@ -103,7 +112,7 @@ fn until_decided(a: Fake, b: Fake) -> (usize, usize, Decision) {
         stop: &mut rule,
     };
     let arms = scheduler::run(schedule, &mut executors, &mut sink, &mut NoProgress).unwrap();
-    let state = &rule.states()[0];
+    let state = &states(&rule)[0];
     assert!(state.decided());
     (
         arms[0].measured.len(),
@@ -161,13 +170,7 @@ fn a_suite_stops_when_every_primary_is_decided_and_a_decided_one_stays_decided()
         units.push(flat);
         units
     };
-    let mut rule = SequentialRule::new(
-        0.05,
-        1.0,
-        MAX_UNITS,
-        Duration::from_secs(600),
-        Box::new(two),
-    );
+    let mut rule = driver(Box::new(two), Duration::from_secs(600));
     let (mut a, mut b) = (Fake::new(100.0, 0.02, 7), Fake::new(130.0, 0.02, 8));
     let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
     let schedule = Schedule {
@@ -184,7 +187,7 @@ fn a_suite_stops_when_every_primary_is_decided_and_a_decided_one_stays_decided()
     )
     .unwrap();
     assert_eq!(arms[0].measured.len(), MAX_UNITS);
-    let states = rule.states();
+    let states = states(&rule);
     assert_eq!(states[0].look.decision, Decision::Regression);
     assert!(states[0].look.n_a < 10, "decided at {}", states[0].look.n_a);
     assert_eq!(states[1].look.decision, Decision::Undecided);
@@ -193,13 +196,7 @@ fn a_suite_stops_when_every_primary_is_decided_and_a_decided_one_stays_decided()
 
 #[test]
 fn the_time_bound_leaves_open_metrics_undecided() {
-    let mut rule = SequentialRule::new(
-        0.05,
-        1.0,
-        MAX_UNITS,
-        Duration::ZERO,
-        Box::new(runs_as_units),
-    );
+    let mut rule = driver(Box::new(runs_as_units), Duration::ZERO);
     let (mut a, mut b) = (Fake::new(100.0, 0.02, 9), Fake::new(100.0, 0.02, 10));
     let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
     let schedule = Schedule {
@@ -216,5 +213,5 @@ fn the_time_bound_leaves_open_metrics_undecided() {
     )
     .unwrap();
     assert!(arms[0].measured.len() <= 1);
-    assert_eq!(rule.states()[0].look.decision, Decision::Undecided);
+    assert_eq!(states(&rule)[0].look.decision, Decision::Undecided);
 }

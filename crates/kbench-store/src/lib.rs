@@ -8,6 +8,7 @@ pub mod machine;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod push;
+pub mod rows;
 pub mod schema;
 pub mod sequential;
 pub mod sqlite;
@@ -20,6 +21,7 @@ pub use kbench_record::{
 pub use kernel_config::config_hash;
 pub use location::Location;
 pub use machine::{machine_id_of, machine_key, machine_of, machine_with_id, split_machine_key};
+pub use rows::rows_of;
 pub use store::{
     default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, LabelKernel,
     MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow, SessionScope,

@@ -257,7 +257,7 @@ pub fn resolve_optional_cpus(spec: Option<&str>) -> anyhow::Result<Option<Vec<u3
 pub fn runner_error(e: kbench_runner::RunnerError) -> anyhow::Error {
     match e {
         kbench_runner::RunnerError::Usage(message) => crate::error::UsageError(message).into(),
-        kbench_runner::RunnerError::Sink(e) => e,
+        kbench_runner::RunnerError::Sink(e) | kbench_runner::RunnerError::Executor(e) => e,
         e @ kbench_runner::RunnerError::GaveUp(_) => e.into(),
     }
 }

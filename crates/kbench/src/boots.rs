@@ -1,10 +1,12 @@
-//! The binary's side of a boot (`vm-ab`, `import-console`, `initramfs`): kbench-boot
-//! judges a boot's log, and this stores it; kbench-boot's errors reach the user with
-//! the exit status they call for.
+//! The binary's side of a boot (`vm-ab`, `bisect`, `import-console`, `initramfs`):
+//! kbench-boot judges a boot's log, and this stores it; kbench-boot's errors reach the
+//! user with the exit status they call for.
 use crate::error::UsageError;
 use crate::session;
 use kbench_boot::init::InitError;
+use kbench_boot::machine::{Boot, MachineError};
 use kbench_boot::stored::{BootTarget, HostView, JudgedBoot};
+use kbench_record::sequential::SequentialLook;
 use kbench_store::Store;
 
 /// Stores one boot: its session with the guest's environment and runs when its log is
@@ -19,14 +21,24 @@ pub fn store_boot(
     log: &str,
     host: &HostView,
 ) -> anyhow::Result<bool> {
-    let mut boot = JudgedBoot::judge(target, nonce, log, host, session::unix_now_ns());
+    let boot = JudgedBoot::judge(target, nonce, log, host, session::unix_now_ns());
+    store_judged(store, boot, log, kernel_config)
+}
+
+/// Stores a boot judged already (see [`store_boot`]). True when it succeeded.
+pub fn store_judged(
+    store: &mut Store,
+    mut boot: JudgedBoot,
+    log: &str,
+    kernel_config: Option<&str>,
+) -> anyhow::Result<bool> {
     if let Some(uuid) = &boot.session.uuid {
         let stored_under = store.label_of_uuid(uuid).map_err(session::store_error)?;
         boot.settle_identity(stored_under.as_deref())
             .map_err(|e| UsageError(e.to_string()))?;
     }
     if let Some(reason) = &boot.failure {
-        errln!("kbench: boot of {} failed: {reason}", target.label);
+        errln!("kbench: boot of {} failed: {reason}", boot.session.label);
     }
     store
         .insert_boot(&kbench_store::NewBoot {
@@ -40,6 +52,38 @@ pub fn store_boot(
     Ok(boot.failure.is_none())
 }
 
+/// The store, as the sink of a schedule of boots: each boot stored as it comes (one a
+/// resumed bisection found stored already is not stored again), and each look of its
+/// sequential decision kept with `design`.
+pub struct BootStore<'a> {
+    pub store: &'a mut Store,
+    pub design: Option<i64>,
+}
+
+impl kbench_runner::RunSink<Boot> for BootStore<'_> {
+    fn accept(&mut self, _side: usize, boot: Boot) -> anyhow::Result<()> {
+        if boot.stored_before {
+            return Ok(());
+        }
+        store_judged(
+            self.store,
+            boot.judged,
+            &boot.console_log,
+            boot.kernel_config.as_deref(),
+        )?;
+        Ok(())
+    }
+
+    fn keep_look(&mut self, look: &SequentialLook) -> anyhow::Result<()> {
+        if let Some(design) = self.design {
+            self.store
+                .insert_sequential_look(design, look)
+                .map_err(session::store_error)?;
+        }
+        Ok(())
+    }
+}
+
 /// The hash a guest's /proc/config.gz is compared with.
 pub fn config_sha256(config: Option<&str>) -> Option<String> {
     config.map(kbench_store::config_hash)
@@ -47,6 +91,16 @@ pub fn config_sha256(config: Option<&str>) -> Option<String> {
 
 /// A /init the user can fix by naming another file is their mistake (exit 2).
 pub fn init_error(e: InitError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
+/// A machine that cannot boot for the user's reason (a kernel that is no kernel, no
+/// qemu) is exit 2.
+pub fn machine_error(e: MachineError) -> anyhow::Error {
     if e.is_usage() {
         UsageError(e.to_string()).into()
     } else {

@@ -26,9 +26,9 @@ const REAL_SUITE: &[&str] = &[
 const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What each boot runs, as `vm-ab` and `lava-job` ask for it: written onto the kernel
-/// command line by [`SuiteArgs::kernel_words`], read back by the guest.
+/// command line by [`GuestSuiteArgs::kernel_words`], read back by the guest.
 #[derive(Debug, Clone, clap::Args)]
-pub struct SuiteArgs {
+pub struct GuestSuiteArgs {
     /// Workload specs run in each boot [default: `pipe:-l 2000 --placement same-cpu`].
     #[arg(long, value_name = "SPEC")]
     pub suite: Vec<String>,
@@ -45,7 +45,7 @@ pub struct SuiteArgs {
     pub runs: u32,
 }
 
-impl SuiteArgs {
+impl GuestSuiteArgs {
     /// The `kbench.runs`, `kbench.quick` or `kbench.suite` words the guest reads. Each
     /// spec must parse, and the suite travels as one double-quoted value, `;`-separated,
     /// inside the single quotes of u-boot's `setenv bootargs '...'` on a board.

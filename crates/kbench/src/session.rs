@@ -93,6 +93,14 @@ pub fn command_line() -> String {
 /// An argument as it may be stored and shown: a PostgreSQL URL's password masked
 /// (`--db URL`, `--db=URL`, `--to URL`), since every reader of the database sees
 /// a session's command line.
+/// A database's location as it may be kept: a PostgreSQL URL without its password.
+pub fn masked(location: &str) -> String {
+    match kbench_store::location::is_postgres_url(location) {
+        true => kbench_store::location::without_password(location),
+        false => location.to_string(),
+    }
+}
+
 fn without_password(arg: &str) -> String {
     let (option, value) = match arg.split_once('=') {
         Some((option, value)) if option.starts_with("--") => (Some(option), value),

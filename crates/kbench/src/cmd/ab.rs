@@ -8,8 +8,9 @@ use crate::error::usage;
 use crate::session::{self, DbArgs, StoreSink};
 use kbench_record::sequential::{DesignedBy, SequentialLook};
 use kbench_runner::{
-    ArmOutcome, CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Observer, Order,
-    PrimaryUnits, RunSink, SequentialRule, StopPolicy, StopRule, WorkloadExecutor, WorkloadSpec,
+    ArmOutcome, Bounds, CommandExecutor, Executor, FigureReader, HookFailure, HookKind, Looker,
+    MeasuredRun, Observer, Order, PrimaryStates, PrimaryUnits, Reached, RunSink, Seen,
+    SequentialDriver, StopPolicy, StopRule, UnitLooker, WorkloadExecutor, WorkloadSpec,
 };
 use kbench_stats::sequential::Boundary;
 use kbench_store::{AbSide, StoredRun};
@@ -171,7 +172,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     );
     // The rule is checked before a session begins: a bad bound leaves nothing behind.
     let mut said_looks = match args.until_decided {
-        true => Some(SaidLooks::new(sequential_rule(&args)?)),
+        true => Some(sequential_rule(&args)?),
         false => None,
     };
     let session_ids = vec![
@@ -248,8 +249,8 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         .map_err(crate::analysis_error)?;
         // The runs have stopped: what is still open (the time bound) is undecided.
         sequential.close_undecided();
-        if let (Some(id), Some(said)) = (design, &said_looks) {
-            record_looks(&mut store, id, &said.1, &sequential)?;
+        if let (Some(id), Some(driver)) = (design, &said_looks) {
+            record_looks(&mut store, id, driver, &sequential)?;
         }
         looked = Some(sequential);
     }
@@ -294,7 +295,7 @@ fn interleave(
     (cpus, timeout): (Option<&[u32]>, Duration),
     labels: [&str; 2],
     sink: &mut AbSink<'_>,
-    said_looks: Option<&mut SaidLooks>,
+    said_looks: Option<&mut AbDriver>,
 ) -> anyhow::Result<bool> {
     let mut executors = [(0, &args.a), (1, &args.b)].map(|(side, command)| {
         let reader = FigureReader::new(&args.figures.options(), command);
@@ -323,29 +324,36 @@ fn interleave(
     Ok(outcomes.iter().any(|o| !o.hook_failures.is_empty()))
 }
 
-/// The sequential rule over runs as units: the log of each run's primary value.
-fn sequential_rule(args: &AbArgs) -> anyhow::Result<SequentialRule> {
+/// The one sequential driver over runs as units: the log of each run's primary value.
+fn sequential_rule(args: &AbArgs) -> anyhow::Result<AbDriver> {
     let options = args.verdict.options()?;
     if !(args.max_time > 0.0 && args.max_time.is_finite()) {
         return usage("--max-time takes a positive number of seconds");
     }
-    Ok(SequentialRule::new(
+    let looker = UnitLooker::new(
         options.alpha,
         options
             .delta_pct
             .unwrap_or(kbench_analysis::DEFAULT_DELTA_PCT),
         args.max_runs as usize,
-        Duration::from_secs_f64(args.max_time),
         Box::new(runs_as_units),
-    ))
+    );
+    let bounds = Bounds {
+        // The looks stop undecided at --max-runs by themselves.
+        max_attempts_per_side: None,
+        max_time: Duration::from_secs_f64(args.max_time),
+    };
+    Ok(SequentialDriver::new(SaidLooks::new(looker), bounds))
 }
 
-/// Records the rule's looks during the runs and, as the last, the decision read from
+type AbDriver = SequentialDriver<SaidLooks>;
+
+/// Records the driver's looks during the runs and, as the last, the decision read from
 /// the stored runs (the same units, with what was open at the time bound closed).
 fn record_looks(
     store: &mut kbench_store::Store,
     design: i64,
-    looks: &[RunnerLook],
+    driver: &AbDriver,
     last: &kbench_analysis::sequential::SequentialReport,
 ) -> anyhow::Result<()> {
     let key_of = |metric: &str| {
@@ -354,25 +362,33 @@ fn record_looks(
             (r.workload.as_str(), r.params.as_str(), r.variant.as_str())
         })
     };
-    // A look before both sides had a measured run saw nothing.
-    let seen: Vec<&RunnerLook> = looks.iter().filter(|l| !l.metrics.is_empty()).collect();
-    let earlier = seen.split_last().map_or(&[][..], |(_, earlier)| earlier);
-    let records = earlier.iter().enumerate().map(|(i, look)| SequentialLook {
-        index: i as u64 + 1,
-        at_unix_ns: look.at_unix_ns,
-        rows: look
-            .metrics
-            .iter()
-            .map(|(metric, l)| {
-                let (workload, params, variant) = key_of(metric);
-                kbench_analysis::sequential::look_row(
-                    (workload, params, variant, metric),
-                    l,
-                    kbench_stats::Level::Run,
-                )
-            })
-            .collect(),
-    });
+    let looks: Vec<(u64, &PrimaryStates)> = driver
+        .looker()
+        .looked_at_unix_ns
+        .iter()
+        .copied()
+        .zip(driver.history())
+        .collect();
+    let earlier = looks.split_last().map_or(&[][..], |(_, earlier)| earlier);
+    let records = earlier
+        .iter()
+        .enumerate()
+        .map(|(i, (at_unix_ns, states))| SequentialLook {
+            index: i as u64 + 1,
+            at_unix_ns: *at_unix_ns,
+            rows: states
+                .0
+                .iter()
+                .map(|state| {
+                    let (workload, params, variant) = key_of(&state.metric);
+                    kbench_analysis::sequential::look_row(
+                        (workload, params, variant, &state.metric),
+                        &state.look,
+                        kbench_stats::Level::Run,
+                    )
+                })
+                .collect(),
+        });
     let closing = kbench_analysis::sequential::look_record(
         last,
         earlier.len() as u64 + 1,
@@ -386,55 +402,50 @@ fn record_looks(
     Ok(())
 }
 
-/// One look of the rule during the runs: each primary metric's interval.
-struct RunnerLook {
-    at_unix_ns: u64,
-    metrics: Vec<(String, kbench_stats::sequential::Look)>,
+/// Runs as units, each look said on stderr, as vm-ab says its own, and timed for the
+/// record.
+struct SaidLooks {
+    units: UnitLooker,
+    looked_at_unix_ns: Vec<u64>,
 }
 
-/// The sequential rule, each of its looks said on stderr, as vm-ab says its own, and
-/// kept for the record.
-struct SaidLooks(SequentialRule, Vec<RunnerLook>);
-
 impl SaidLooks {
-    fn new(rule: SequentialRule) -> SaidLooks {
-        SaidLooks(rule, Vec::new())
+    fn new(units: UnitLooker) -> SaidLooks {
+        SaidLooks {
+            units,
+            looked_at_unix_ns: Vec::new(),
+        }
     }
 }
 
-impl StopRule for SaidLooks {
-    fn decide(&mut self, arms: &[ArmOutcome], elapsed: Duration) -> kbench_runner::Decision {
-        let decision = self.0.decide(arms, elapsed);
-        self.1.push(RunnerLook {
-            at_unix_ns: session::unix_now_ns(),
-            metrics: self
-                .0
-                .states()
-                .iter()
-                .map(|s| (s.metric.clone(), s.look.clone()))
-                .collect(),
-        });
+impl Looker<MeasuredRun> for SaidLooks {
+    type Look = PrimaryStates;
+
+    fn look(&mut self, arms: &[ArmOutcome]) -> Seen<PrimaryStates> {
+        let seen = self.units.look(arms);
+        if let Seen::Look(_) = seen {
+            self.looked_at_unix_ns.push(session::unix_now_ns());
+        }
+        seen
+    }
+
+    fn say(&self, states: &PrimaryStates, arms: &[ArmOutcome], _reached: Reached) {
         let runs = arms
             .iter()
             .map(|a| a.primary_values().len())
             .min()
             .unwrap_or(0);
-        for state in self.0.states() {
+        for state in &states.0 {
             errln!(
                 "kbench: after {runs} run{} a side: {}",
                 if runs == 1 { "" } else { "s" },
                 kbench_report::sequential::progress_line(
                     &state.metric,
                     &state.look,
-                    self.0.delta_pct()
+                    self.units.delta_pct
                 )
             );
         }
-        decision
-    }
-
-    fn expected_runs_per_arm(&self) -> u64 {
-        self.0.expected_runs_per_arm()
     }
 }
 

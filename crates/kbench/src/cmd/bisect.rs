@@ -1,31 +1,27 @@
 //! `kbench bisect --tree DIR --good REV --bad REV --build CMD`: the commit that moved a
 //! metric, each candidate built and booted under qemu, its boots the units of a decision
-//! that holds its error rate at every look.
+//! that holds its error rate at every look. kbench-boot's bisection decides; this
+//! parses its options, keeps its boots in the store and prints what it says.
 //!
 //! State lives in the repository's git directory (`kbench-bisect/NAME`): the worktree
-//! git bisects in, each commit's build, the words of the command that started it (for
-//! `--resume`) and `git bisect log`. Every boot is a session labelled `NAME@COMMIT`, so
-//! a resumed bisection replays its decisions from the boots already stored and boots
-//! nothing twice, and `compare` reads any two commits' boots.
-use crate::error::tree_error;
-use crate::error::usage;
-use crate::guest::SuiteArgs;
+//! git bisects in, each commit's build, the bisection's plan (for `--resume`) and `git
+//! bisect log`. Every boot is a session labelled `NAME@COMMIT`, so a resumed bisection
+//! replays its decisions from the boots already stored and boots nothing twice, and
+//! `compare` reads any two commits' boots.
+use crate::boots::BootStore;
+use crate::error::{tree_error, usage};
+use crate::guest::GuestSuiteArgs;
 use crate::session::{self, DbArgs};
-use crate::vm::{read_kernel, BootSide, Machine, MachineArgs};
-use clap::Parser;
-use kbench_analysis::bisect::{
-    alpha_per_step, boot_units, candidate_look, endpoints_look, endpoints_noise, BootUnits,
-    MetricName,
-};
-use kbench_analysis::LabelData;
-use kbench_boot::qemu::QemuSetup;
-use kbench_boot::tree::{self, BisectState, Build, BuildCache, Mark, Worktree};
-use kbench_stats::bisect::{StepDecision, StepLook};
-use kbench_stats::sequential::{Decision, Look};
-use kbench_store::Store;
-use std::collections::{BTreeMap, BTreeSet};
+use crate::vm::QemuArgs;
+use kbench_analysis::bisect::{MetricName, StepOutcome};
+use kbench_boot::bisect::lookers::StepState;
+use kbench_boot::bisect::plan::{self, BisectPlan};
+use kbench_boot::bisect::{BisectError, BisectEvents, BisectOutcome, Bisection, BootKeeper};
+use kbench_boot::tree;
+use kbench_record::stored::SessionWithRuns;
+use kbench_report::bisect::{describe_look, describe_outcome, describe_step, short};
+use kbench_stats::sequential::Look;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
 pub struct BisectArgs {
@@ -80,19 +76,11 @@ pub struct BisectArgs {
     #[arg(long, conflicts_with = "resume")]
     pub status: bool,
     #[command(flatten)]
-    pub guest: SuiteArgs,
+    pub guest: GuestSuiteArgs,
     #[command(flatten)]
-    pub machine: MachineArgs,
+    pub machine: QemuArgs,
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-/// The words of a saved bisection's command line, parsed again for `--resume`.
-#[derive(Debug, clap::Parser)]
-#[command(name = "kbench bisect")]
-struct Saved {
-    #[command(flatten)]
-    args: BisectArgs,
 }
 
 /// δ's default for a bisection of timed boots, percent: a commit's change under TCG's
@@ -110,69 +98,70 @@ impl BisectArgs {
     }
 }
 
-/// The file, in a bisection's state directory, that keeps its command's words.
-const COMMAND_FILE: &str = "command.json";
-
 pub fn run(args: BisectArgs) -> anyhow::Result<i32> {
     let delta = args.delta_pct();
     if !(args.alpha > 0.0 && args.alpha < 1.0 && delta >= 0.0 && delta.is_finite()) {
         return usage("--alpha must be in (0, 1) and --delta a percentage of at least 0");
     }
-    let repo = args.tree.clone();
-    let states = tree::common_dir(&repo)
+    let states = tree::common_dir(&args.tree)
         .map_err(tree_error)?
         .join("kbench-bisect");
-    if args.status {
-        let (saved, dir) = saved_bisection(&args, &states)?;
-        return status(&saved, &dir, &repo);
+    if args.status || args.resume {
+        let (_, dir) =
+            plan::state_dir(&states, args.name.as_deref(), &args.tree).map_err(bisect_error)?;
+        let mut saved = BisectPlan::load(&dir).map_err(bisect_error)?;
+        // The database as given now, if given (a saved one has no password).
+        if let Some(db) = &args.db.db {
+            saved.db = Some(db.display().to_string());
+        }
+        saved.machine.command_line = session::command_line();
+        return match args.status {
+            true => status(&saved, &dir, &args.tree),
+            false => bisect(saved, dir, args.tree),
+        };
     }
-    let (args, dir) = if args.resume {
-        saved_bisection(&args, &states)?
-    } else {
-        new_bisection(args, &states)?
-    };
-    let mut bisection = Bisection::open(args, dir, repo)?;
-    bisection.run()
+    let plan = new_plan(&args, delta)?;
+    let dir = states.join(&plan.name);
+    plan.save(&dir).map_err(bisect_error)?;
+    bisect(plan, dir, args.tree)
 }
 
-/// A new bisection's state directory, with the words that started it saved.
-fn new_bisection(mut args: BisectArgs, states: &Path) -> anyhow::Result<(BisectArgs, PathBuf)> {
-    // A bisection that could not start is not saved.
-    args.machine.setup(&args.guest, &[])?;
-    let (good, bad) = range(&args)?;
-    let name = bisection_name(args.name.as_deref(), &good, &bad)?;
-    let dir = states.join(&name);
-    if dir.join(COMMAND_FILE).exists() {
-        return usage(format!(
-            "a bisection named {name} is in {}: --resume continues it, --status shows it, --name starts another",
-            dir.display()
-        ));
-    }
-    std::fs::create_dir_all(&dir)?;
-    let words: Vec<String> = std::env::args()
-        .skip_while(|w| w != "bisect")
-        .skip(1)
-        .collect();
-    std::fs::write(dir.join(COMMAND_FILE), serde_json::to_vec(&words)?)?;
-    args.name = Some(name);
-    Ok((args, dir))
-}
-
-/// Good and bad as commits, good an ancestor of bad.
-fn range(args: &BisectArgs) -> anyhow::Result<(String, String)> {
-    let (Some(good), Some(bad)) = (&args.good, &args.bad) else {
-        return usage("--good and --bad are needed to start a bisection");
+/// The plan of a new bisection: every option checked before anything is saved.
+fn new_plan(args: &BisectArgs, delta_pct: f64) -> anyhow::Result<BisectPlan> {
+    let setup = args.machine.setup(&args.guest, &[])?;
+    let machine = args.machine.config(setup, "bisect")?;
+    let (Some(good_rev), Some(bad_rev), Some(build)) = (&args.good, &args.bad, &args.build) else {
+        return usage("--good, --bad and --build are needed to start a bisection");
     };
-    let good = tree::commit_of(&args.tree, good).map_err(tree_error)?;
-    let bad = tree::commit_of(&args.tree, bad).map_err(tree_error)?;
+    let good = tree::commit_of(&args.tree, good_rev).map_err(tree_error)?;
+    let bad = tree::commit_of(&args.tree, bad_rev).map_err(tree_error)?;
     if good == bad || !tree::is_ancestor(&args.tree, &good, &bad) {
         return usage(format!(
             "--good {} must be an ancestor of --bad {}",
-            &good[..12],
-            &bad[..12]
+            short(&good),
+            short(&bad)
         ));
     }
-    Ok((good, bad))
+    let name = bisection_name(args.name.as_deref(), &good, &bad)?;
+    Ok(BisectPlan {
+        name,
+        good_rev: good_rev.clone(),
+        bad_rev: bad_rev.clone(),
+        good,
+        bad,
+        build: build.clone(),
+        metric: args.metric.clone(),
+        delta_pct,
+        alpha: args.alpha,
+        max_boots_per_step: args.max_boots_per_step,
+        refresh_every: args.refresh_every,
+        machine,
+        db: args
+            .db
+            .db
+            .as_ref()
+            .map(|db| session::masked(&db.display().to_string())),
+    })
 }
 
 /// The name given, or one made of the good and bad commits.
@@ -189,742 +178,134 @@ fn bisection_name(given: Option<&str>, good: &str, bad: &str) -> anyhow::Result<
     Ok(name)
 }
 
-/// The bisection --resume or --status means: --name's, or the tree's only one; its
-/// arguments as it was started with them.
-fn saved_bisection(args: &BisectArgs, states: &Path) -> anyhow::Result<(BisectArgs, PathBuf)> {
-    let names: Vec<String> = std::fs::read_dir(states)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.path().join(COMMAND_FILE).is_file())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let name = match (&args.name, names.as_slice()) {
-        (Some(name), _) => name.clone(),
-        (None, [only]) => only.clone(),
-        (None, []) => {
-            return usage(format!(
-                "{}: no bisection to resume or show",
-                args.tree.display()
-            ))
-        }
-        (None, many) => {
-            return usage(format!(
-                "{} bisections in {}: name one with --name ({})",
-                many.len(),
-                args.tree.display(),
-                many.join(", ")
-            ))
-        }
+/// Runs (or resumes) the bisection of `plan`, and prints how it ended.
+fn bisect(plan: BisectPlan, dir: PathBuf, repo: PathBuf) -> anyhow::Result<i32> {
+    let db = DbArgs {
+        db: plan.db.as_ref().map(PathBuf::from),
     };
-    let dir = states.join(&name);
-    let text = std::fs::read(dir.join(COMMAND_FILE)).or_else(|_| {
-        usage(format!(
-            "no bisection named {name} in {}",
-            args.tree.display()
-        ))
-    })?;
-    let words: Vec<String> = serde_json::from_slice(&text).or_else(|e| {
-        usage(format!(
-            "{}: not a bisection's saved command ({e})",
-            dir.join(COMMAND_FILE).display()
-        ))
-    })?;
-    let mut saved =
-        Saved::try_parse_from(std::iter::once("kbench bisect".to_string()).chain(words))
-            .or_else(|e| {
-                usage(format!(
-                    "{}: the saved command does not parse: {}",
-                    dir.join(COMMAND_FILE).display(),
-                    e.kind()
-                ))
-            })?
-            .args;
-    // The tree as given now (it may have moved), and the saved name.
-    saved.tree = args.tree.clone();
-    saved.name = Some(name);
-    if args.db.db.is_some() {
-        saved.db = DbArgs {
-            db: args.db.db.clone(),
-        };
-    }
-    Ok((saved, dir))
-}
-
-/// What a bisection did, for its closing lines.
-#[derive(Debug, Default)]
-struct Counts {
-    built: usize,
-    kept_builds: usize,
-    failed_builds: usize,
-    booted: usize,
-    reused_boots: usize,
-    failed_boots: usize,
-}
-
-/// One step, as the closing lines list it.
-struct StepLine {
-    commit: String,
-    subject: String,
-    outcome: StepOutcome,
-}
-
-/// What a step came to.
-enum StepOutcome {
-    /// The build failed, for this reason: skipped.
-    BuildFailed(String),
-    /// This many boots failed: skipped.
-    BootsFailed(usize),
-    /// The step rule's last look: placed, like neither, or undecided (skipped).
-    Looked(StepLook),
-}
-
-impl StepOutcome {
-    /// What git is told of the commit.
-    fn mark(&self) -> Mark {
-        match self {
-            StepOutcome::Looked(look) => match look.decision {
-                StepDecision::LikeGood => Mark::Good,
-                StepDecision::LikeBad => Mark::Bad,
-                _ => Mark::Skip,
-            },
-            StepOutcome::BuildFailed(_) | StepOutcome::BootsFailed(_) => Mark::Skip,
+    let mut store = db.open()?;
+    let mut keeper = BootStore {
+        store: &mut store,
+        design: None,
+    };
+    let events = Said {
+        delta_pct: plan.delta_pct,
+    };
+    let mut bisection =
+        Bisection::open(plan, dir, repo, &mut keeper, &events).map_err(bisect_error)?;
+    match bisection.run().map_err(bisect_error)? {
+        BisectOutcome::NoChange(looks) if looks.is_empty() => {
+            outln!("no change to bisect: good and bad boot no metric both times");
+            Ok(0)
         }
-    }
-
-    fn is_neither(&self) -> bool {
-        matches!(self, StepOutcome::Looked(l) if l.decision == StepDecision::Neither)
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            StepOutcome::BuildFailed(reason) => format!("skipped: the build failed ({reason})"),
-            StepOutcome::BootsFailed(n) => format!("skipped: {n} boots failed"),
-            StepOutcome::Looked(look) if look.decision == StepDecision::Undecided => {
-                format!("skipped: {}", describe_step(look))
-            }
-            StepOutcome::Looked(look) => describe_step(look),
-        }
-    }
-}
-
-struct Bisection {
-    args: BisectArgs,
-    name: String,
-    repo: PathBuf,
-    dir: PathBuf,
-    good: String,
-    bad: String,
-    build: String,
-    worktree: Worktree,
-    cache: BuildCache,
-    store: Store,
-    setup: QemuSetup,
-    /// Started at the first boot that is not stored already.
-    machine: Option<Machine>,
-    work: tempfile::TempDir,
-    sides: BTreeMap<String, BootSide>,
-    /// Per label: the stored sessions this run has used, in order.
-    used: BTreeMap<String, usize>,
-    /// The commits whose builds this run has used, each counted once.
-    builds_used: BTreeSet<String>,
-    counts: Counts,
-    started: Instant,
-}
-
-impl Bisection {
-    fn open(args: BisectArgs, dir: PathBuf, repo: PathBuf) -> anyhow::Result<Bisection> {
-        // The suite's and the machine's words are checked before anything is built.
-        let setup = args.machine.setup(&args.guest, &[])?;
-        args.machine.deadlines()?;
-        args.machine.pins()?;
-        let (good, bad) = range(&args)?;
-        let Some(build) = &args.build else {
-            return usage("--build is needed to start a bisection");
-        };
-        let worktree =
-            Worktree::open_or_add(&repo, &dir.join("worktree"), &bad).map_err(tree_error)?;
-        let cache = BuildCache {
-            dir: dir.join("builds"),
-        };
-        std::fs::create_dir_all(&cache.dir)?;
-        let store = args.db.open()?;
-        let name = bisection_name(args.name.as_deref(), &good, &bad)?;
-        Ok(Bisection {
-            build: build.clone(),
-            name,
-            repo,
-            dir,
-            good,
-            bad,
-            worktree,
-            cache,
-            store,
-            setup,
-            machine: None,
-            work: tempfile::tempdir()?,
-            sides: BTreeMap::new(),
-            used: BTreeMap::new(),
-            builds_used: BTreeSet::new(),
-            counts: Counts::default(),
-            started: Instant::now(),
-            args,
-        })
-    }
-
-    fn label(&self, commit: &str) -> String {
-        format!("{}@{}", self.name, &commit[..12])
-    }
-
-    fn confirm_label(&self, commit: &str) -> String {
-        format!("{}:confirm@{}", self.name, &commit[..12])
-    }
-
-    fn run(&mut self) -> anyhow::Result<i32> {
-        let commits =
-            tree::commits_between(&self.repo, &self.good, &self.bad).map_err(tree_error)?;
-        errln!(
-            "kbench: bisecting {} commits, {}..{}, in {}",
-            commits,
-            &self.good[..12],
-            &self.bad[..12],
-            self.worktree.path.display()
-        );
-        for (commit, which) in [(self.good.clone(), "good"), (self.bad.clone(), "bad")] {
-            if let Build::Failed { reason } = self.build_of(&commit)? {
-                return usage(format!(
-                    "{which} ({}) does not build: {reason}; see {}",
-                    &commit[..12],
-                    self.cache.dir.join(&commit).join("build.log").display()
-                ));
-            }
-        }
-        let alpha = alpha_per_step(self.args.alpha, commits);
-        let Some((metric, endpoints)) = self.establish(alpha)? else {
-            return Ok(0);
-        };
-        let mut steps: Vec<StepLine> = Vec::new();
-        let mut state = self
-            .worktree
-            .bisect_start(&self.good, &self.bad)
-            .map_err(tree_error)?;
-        let first_bad = loop {
-            let commit = match state {
-                BisectState::Test(commit) => commit,
-                BisectState::Found(commit) => break commit,
-                BisectState::OnlySkipped(commits) => {
-                    self.save_log();
-                    self.print_summary(&metric, &endpoints, &steps, None)?;
-                    outln!(
-                        "no single commit: only skipped commits are left, and the first bad one is one of {}",
-                        commits.iter().map(|c| &c[..12]).collect::<Vec<_>>().join(", ")
-                    );
-                    return Ok(1);
-                }
-            };
-            if !steps.is_empty() && steps.len().is_multiple_of(self.args.refresh_every as usize) {
-                if let Some(drift) = self.refresh_endpoints(&metric)? {
-                    self.save_log();
-                    self.print_summary(&metric, &endpoints, &steps, None)?;
-                    outln!("stopped: {drift}");
-                    return Ok(1);
-                }
-            }
-            let subject = tree::subject(&self.repo, &commit).unwrap_or_default();
-            let outcome = self.step(&commit, &metric, alpha, steps.len() + 1)?;
-            let (mark, neither) = (outcome.mark(), outcome.is_neither());
-            steps.push(StepLine {
-                commit: commit.clone(),
-                subject,
-                outcome,
-            });
-            if neither {
-                self.save_log();
-                self.print_summary(&metric, &endpoints, &steps, None)?;
-                outln!(
-                    "the change is not one step: {} is like neither good nor bad",
-                    &commit[..12]
-                );
-                return Ok(1);
-            }
-            state = self.worktree.mark(mark).map_err(tree_error)?;
-            self.save_log();
-        };
-        let confirmation = self.confirm(&first_bad, &metric, alpha)?;
-        self.print_summary(
-            &metric,
-            &endpoints,
-            &steps,
-            Some((&first_bad, &confirmation)),
-        )?;
-        Ok(0)
-    }
-
-    /// Good against bad, pairs of boots in ABBA order, until the sequential rule decides
-    /// at `alpha` (the bisection's share for this decision, split among the metrics): the
-    /// metric they differ on and the look that says so, or `None` (said) when they do not
-    /// differ.
-    fn establish(&mut self, alpha: f64) -> anyhow::Result<Option<(MetricName, Look)>> {
-        let (good, bad) = (self.good.clone(), self.bad.clone());
-        let max = self.args.max_boots_per_step as usize;
-        for (pair, order) in abba_pairs(max).into_iter().enumerate() {
-            for side in order {
-                let commit = [&good, &bad][side];
-                let label = self.label(commit);
-                self.boot(commit, &label)?;
-            }
-            let (g, b) = (
-                self.units_of(&self.label(&good))?,
-                self.units_of(&self.label(&bad))?,
-            );
-            let candidates: Vec<(&MetricName, &BootUnits, &BootUnits)> = g
-                .iter()
-                .filter(|(name, units)| match self.args.metric.as_deref() {
-                    Some(m) => name.matches(m),
-                    None => units.primary,
-                })
-                .filter_map(|(name, units)| Some((name, units, b.get(name)?)))
-                .collect();
-            if candidates.is_empty() && pair > 0 {
-                let known: Vec<String> = g.keys().map(|k| k.to_string()).collect();
-                return usage(match &self.args.metric {
-                    Some(m) => format!(
-                        "--metric {m}: no such metric in both good's and bad's boots ({})",
-                        known.join(", ")
-                    ),
-                    None => {
-                        "good's and bad's boots share no primary metric: did they boot?".to_string()
-                    }
-                });
-            }
-            let alpha = alpha / candidates.len().max(1) as f64;
-            let looks: Vec<(MetricName, Look)> = candidates
-                .into_iter()
-                .map(|(name, gu, bu)| {
-                    let mut look = endpoints_look(gu, bu, alpha, self.args.delta_pct(), max, None);
-                    close_at_last_pair(&mut look, pair, max);
-                    (name.clone(), look)
-                })
-                .collect();
+        BisectOutcome::NoChange(looks) => {
+            let (good, bad) = bisection.range();
             for (name, look) in &looks {
-                errln!(
-                    "kbench: good against bad after {} boot pairs: {}",
-                    pair + 1,
-                    kbench_report::sequential::progress_line(
-                        &name.to_string(),
-                        look,
-                        self.args.delta_pct()
-                    )
+                outln!(
+                    "no change to bisect: {name}: good {} against bad {}: {}",
+                    short(good),
+                    short(bad),
+                    describe_look(look, events.delta_pct)
                 );
             }
-            if let Some((name, look)) = looks.iter().find(|(_, l)| l.decision.claims_change()) {
-                return Ok(Some((name.clone(), look.clone())));
-            }
-            if !looks.is_empty() && looks.iter().all(|(_, l)| l.decision.is_final()) {
-                for (name, look) in &looks {
-                    outln!(
-                        "no change to bisect: {name}: good {} against bad {}: {}",
-                        &good[..12],
-                        &bad[..12],
-                        describe_look(look, self.args.delta_pct())
-                    );
-                }
-                return Ok(None);
-            }
+            Ok(0)
         }
-        outln!("no change to bisect: good and bad boot no metric both times");
-        Ok(None)
-    }
-
-    /// One step: boots of `commit` until the step's rule places it. The mark for git,
-    /// and what the step came to.
-    fn step(
-        &mut self,
-        commit: &str,
-        metric: &MetricName,
-        alpha: f64,
-        number: usize,
-    ) -> anyhow::Result<StepOutcome> {
-        let short = &commit[..12];
-        let Build::Built { .. } = self.build_of(commit)? else {
-            let reason = match self.cache.get(commit) {
-                Some(Build::Failed { reason }) => reason,
-                _ => "no build".into(),
-            };
-            let outcome = StepOutcome::BuildFailed(reason);
-            errln!("kbench: step {number}: {short}: {}", outcome.describe());
-            return Ok(outcome);
-        };
-        let label = self.label(commit);
-        let max = self.args.max_boots_per_step as usize;
-        let mut failures = 0;
-        loop {
-            if !self.boot(commit, &label)? {
-                failures += 1;
-            }
-            let candidate = self.units_of(&label)?.remove(metric);
-            let booted = candidate.as_ref().map_or(0, |c| c.units.len());
-            // One boot in thirty dies of an emulator fault under TCG; a commit whose
-            // boots keep failing is one git must step around.
-            if failures >= 3 || (booted == 0 && failures >= 2) {
-                let outcome = StepOutcome::BootsFailed(failures);
-                errln!("kbench: step {number}: {short}: {}", outcome.describe());
-                return Ok(outcome);
-            }
-            let Some(candidate) = candidate else {
-                continue;
-            };
-            let (good, bad) = self.endpoint_units(metric)?;
-            let look = candidate_look(&good, &bad, &candidate, alpha, max);
-            errln!("kbench: step {number}: {short}: {}", describe_step(&look));
-            if look.decision.is_final() {
-                return Ok(StepOutcome::Looked(look));
-            }
+        BisectOutcome::Bisected(report) => {
+            crate::output::write_stdout(kbench_report::bisect::summary(&report).as_bytes())?;
+            let found = matches!(report.end, kbench_analysis::bisect::BisectEnd::Found { .. });
+            Ok(i32::from(!found))
         }
     }
+}
 
-    /// A fresh boot of good and of bad. When either lands nearer the other's mean than
-    /// its own, the machine moved more than half the change: why the bisection stops.
-    fn refresh_endpoints(&mut self, metric: &MetricName) -> anyhow::Result<Option<String>> {
-        let (before_good, before_bad) = self.endpoint_units(metric)?;
-        for commit in [self.good.clone(), self.bad.clone()] {
-            let label = self.label(&commit);
-            self.boot(&commit, &label)?;
-        }
-        let (after_good, after_bad) = self.endpoint_units(metric)?;
-        let mean = |u: &[f64]| u.iter().sum::<f64>() / u.len().max(1) as f64;
-        let (mg, mb) = (mean(&before_good.units), mean(&before_bad.units));
-        for (which, before, after, own, other) in [
-            ("good", &before_good, &after_good, mg, mb),
-            ("bad", &before_bad, &after_bad, mb, mg),
-        ] {
-            let fresh = &after.units[before.units.len().min(after.units.len())..];
-            if let Some(&x) = fresh.last() {
-                if (x - own).abs() > (x - other).abs() {
-                    return Ok(Some(format!(
-                        "the machine drifted: a fresh boot of {which} measured {:+.1}% from its earlier boots, nearer the other end than its own; bisect again on a quieter machine",
-                        ((x - own).exp() - 1.0) * 100.0
-                    )));
-                }
-            }
-        }
-        Ok(None)
+impl BootKeeper for BootStore<'_> {
+    fn kept_sessions(&mut self, label: &str) -> anyhow::Result<Vec<SessionWithRuns>> {
+        let mut whole = kbench_store::export::whole_sessions(self.store, label)
+            .map_err(session::store_error)?;
+        whole.sort_by_key(|(row, _)| row.id);
+        Ok(whole.into_iter().map(|(_, s)| s).collect())
     }
+}
 
-    /// The first bad commit against its parent, in fresh boots (ABBA pairs), by the
-    /// sequential rule at the step's α.
-    fn confirm(
-        &mut self,
-        first_bad: &str,
-        metric: &MetricName,
-        alpha: f64,
-    ) -> anyhow::Result<Confirmation> {
-        let Some(parent) = tree::parent(&self.repo, first_bad) else {
-            return Ok(Confirmation::NoParent);
-        };
-        if let Build::Failed { reason } = self.build_of(&parent)? {
-            return Ok(Confirmation::ParentDoesNotBuild(reason));
-        }
-        let max = self.args.max_boots_per_step as usize;
-        let (parent_label, bad_label) =
-            (self.confirm_label(&parent), self.confirm_label(first_bad));
-        // The endpoints' spread of boots: the machine's, measured independently of
-        // these fresh boots, so the interval is bounded after fewer of them.
-        let (good, bad) = self.endpoint_units(metric)?;
-        let known = endpoints_noise(&good, &bad);
-        let first_bad = first_bad.to_string();
-        for (pair, order) in abba_pairs(max).into_iter().enumerate() {
-            for side in order {
-                let (commit, label) = [(&parent, &parent_label), (&first_bad, &bad_label)][side];
-                self.boot(commit, label)?;
-            }
-            let (p, b) = (self.units_of(&parent_label)?, self.units_of(&bad_label)?);
-            let (Some(p), Some(b)) = (p.get(metric), b.get(metric)) else {
-                continue;
-            };
-            let mut look = endpoints_look(p, b, alpha, self.args.delta_pct(), max, known);
-            close_at_last_pair(&mut look, pair, max);
-            errln!(
-                "kbench: confirming against its parent after {} boot pairs: {}",
-                pair + 1,
-                kbench_report::sequential::progress_line(
-                    &metric.to_string(),
-                    &look,
-                    self.args.delta_pct()
-                )
-            );
-            if look.decision.is_final() {
-                return Ok(Confirmation::Look { parent, look });
-            }
-        }
-        Ok(Confirmation::NoBoots)
-    }
+/// A bisection's progress, a line on stderr each.
+struct Said {
+    delta_pct: f64,
+}
 
-    /// The build of `commit`, made unless kept.
-    fn build_of(&mut self, commit: &str) -> anyhow::Result<Build> {
-        let (build, built) = self
-            .cache
-            .build(commit, &self.build, &self.worktree)
-            .map_err(tree_error)?;
-        let first_use = self.builds_used.insert(commit.to_string());
-        match (&build, built) {
-            (_, false) if first_use => self.counts.kept_builds += 1,
-            (_, false) => {}
-            (Build::Failed { .. }, true) => self.counts.failed_builds += 1,
-            (Build::Built { .. }, true) => {
-                self.counts.built += 1;
-                errln!("kbench: built {}", &commit[..12]);
-            }
-        }
-        Ok(build)
-    }
-
-    /// The next boot of `commit` under `label`: the stored one when this bisection
-    /// stored it before (a resume), else a new boot. True when it succeeded.
-    fn boot(&mut self, commit: &str, label: &str) -> anyhow::Result<bool> {
-        let stored = self.store.sessions(label).map_err(session::store_error)?;
-        let used = self.used.entry(label.to_string()).or_default();
-        let mut ids: Vec<(i64, u64)> = stored.iter().map(|s| (s.id, s.runs)).collect();
-        ids.sort_unstable();
-        if let Some(&(_, runs)) = ids.get(*used) {
-            *used += 1;
-            self.counts.reused_boots += 1;
-            return Ok(runs > 0);
-        }
-        *used += 1;
-        let Build::Built {
-            image,
-            cmdline_words,
-        } = self.build_of(commit)?
-        else {
-            return usage(format!("{}: no build to boot", &commit[..12]));
-        };
-        if !self.sides.contains_key(label) {
-            let kernel = read_kernel(&image)?;
-            let mut side = BootSide::new(
-                kernel,
-                label.to_string(),
-                &image,
-                &cmdline_words,
-                self.work.path(),
-                &format!("{}-{}", self.sides.len(), &commit[..12]),
-            )?;
-            side.source.kernel_commit = Some(commit.to_string());
-            self.sides.insert(label.to_string(), side);
-        }
-        let side = &self.sides[label];
-        if self.machine.is_none() {
-            // A bisection's suite needs no scratch disk, so its guests load no modules.
-            self.machine = Some(Machine::start(
-                &self.args.machine,
-                self.setup.clone(),
-                side,
-                &[],
-                self.work.path(),
-                "bisect",
-            )?);
-        }
-        let boot = (self.counts.booted) as u32;
-        errln!("kbench: boot {} ({label})", boot + 1);
-        let machine = self.machine.as_ref().expect("started above");
-        let ok = machine.boot(side, boot, &mut self.store)?;
-        self.counts.booted += 1;
-        if !ok {
-            self.counts.failed_boots += 1;
-        }
-        Ok(ok)
-    }
-
-    /// Each metric's units over the sessions of `label` used so far.
-    fn units_of(&self, label: &str) -> anyhow::Result<BTreeMap<MetricName, BootUnits>> {
-        let data = LabelData::load(&self.store, label).map_err(crate::analysis_error)?;
-        Ok(boot_units(
-            &data,
-            self.used.get(label).copied().unwrap_or(0),
-        ))
-    }
-
-    fn endpoint_units(&self, metric: &MetricName) -> anyhow::Result<(BootUnits, BootUnits)> {
-        let pick = |label: String| -> anyhow::Result<BootUnits> {
-            Ok(self.units_of(&label)?.remove(metric).unwrap_or_default())
-        };
-        Ok((pick(self.label(&self.good))?, pick(self.label(&self.bad))?))
-    }
-
-    /// `git bisect log`, kept beside the bisection's state.
-    fn save_log(&self) {
-        if let Ok(log) = self.worktree.log() {
-            let _ = std::fs::write(self.dir.join("bisect.log"), log + "\n");
-        }
-    }
-
-    fn print_summary(
-        &self,
-        metric: &MetricName,
-        endpoints: &Look,
-        steps: &[StepLine],
-        found: Option<(&str, &Confirmation)>,
-    ) -> anyhow::Result<()> {
-        if let Some((commit, confirmation)) = found {
-            let subject = tree::subject(&self.repo, commit).unwrap_or_default();
-            outln!("first bad commit: {} {subject}", &commit[..12]);
-            match confirmation {
-                Confirmation::Look { parent, look } => {
-                    outln!(
-                        "  {metric}: {} against its parent {} in fresh boots",
-                        describe_look(look, self.args.delta_pct()),
-                        &parent[..12]
-                    );
-                    if let Some(share) = share_of_change(look, endpoints) {
-                        outln!(
-                            "  that is {share:.0}% of good against bad's change{}",
-                            if share < 50.0 {
-                                ": part of it only; the rest is elsewhere in the range"
-                            } else {
-                                ""
-                            }
-                        );
-                    }
-                }
-                Confirmation::NoParent => outln!("  (a root commit: no parent to confirm against)"),
-                Confirmation::ParentDoesNotBuild(reason) => {
-                    outln!("  not confirmed: its parent does not build ({reason})")
-                }
-                Confirmation::NoBoots => {
-                    outln!("  not confirmed: no boot of the pair measured the metric")
-                }
-            }
-        }
-        outln!(
-            "  good {} against bad {}: {metric}: {}",
-            &self.good[..12],
-            &self.bad[..12],
-            describe_look(endpoints, self.args.delta_pct())
+impl BisectEvents for Said {
+    fn started(&self, commits: usize, good: &str, bad: &str, worktree: &Path) {
+        errln!(
+            "kbench: bisecting {commits} commits, {}..{}, in {}",
+            short(good),
+            short(bad),
+            worktree.display()
         );
-        for (i, step) in steps.iter().enumerate() {
-            outln!(
-                "  step {}: {} {}: {}",
-                i + 1,
-                &step.commit[..12],
-                step.subject,
-                step.outcome.describe()
-            );
-        }
-        let c = &self.counts;
-        outln!(
-            "  {} steps; builds: {} made, {} kept from before, {} failed; boots: {} made ({} failed), {} stored before; {:.0} s",
-            steps.len(),
-            c.built,
-            c.kept_builds,
-            c.failed_builds,
-            c.booted,
-            c.failed_boots,
-            c.reused_boots,
-            self.started.elapsed().as_secs_f64()
+    }
+
+    fn built(&self, commit: &str) {
+        errln!("kbench: built {}", short(commit));
+    }
+
+    fn booting(&self, boot: usize, label: &str) {
+        errln!("kbench: boot {boot} ({label})");
+    }
+
+    fn endpoints_look(&self, pairs: u32, metric: &MetricName, look: &Look) {
+        errln!(
+            "kbench: good against bad after {pairs} boot pairs: {}",
+            kbench_report::sequential::progress_line(&metric.to_string(), look, self.delta_pct)
         );
-        outln!(
-            "  git bisect log: {}; any two commits: kbench compare {}@COMMIT {}@COMMIT",
-            self.dir.join("bisect.log").display(),
-            self.name,
-            self.name
+    }
+
+    fn step_look(&self, number: usize, commit: &str, state: &StepState) {
+        let line = match state {
+            StepState::Looked(look) => describe_step(look),
+            StepState::BootsFailed(n) => describe_outcome(&StepOutcome::BootsFailed(*n)),
+        };
+        errln!("kbench: step {number}: {}: {line}", short(commit));
+    }
+
+    fn step_skipped(&self, number: usize, commit: &str, outcome: &StepOutcome) {
+        errln!(
+            "kbench: step {number}: {}: {}",
+            short(commit),
+            describe_outcome(outcome)
         );
-        Ok(())
+    }
+
+    fn confirm_look(&self, pairs: u32, metric: &MetricName, look: &Look) {
+        errln!(
+            "kbench: confirming against its parent after {pairs} boot pairs: {}",
+            kbench_report::sequential::progress_line(&metric.to_string(), look, self.delta_pct)
+        );
     }
 }
 
-/// `pairs` pairs of boots of two sides (0 and 1) in ABBA order, as vm-ab boots them.
-fn abba_pairs(pairs: usize) -> Vec<[usize; 2]> {
-    kbench_boot::qemu::order(u32::try_from(pairs).unwrap_or(u32::MAX))
-        .chunks(2)
-        .map(|pair| [pair[0].1, pair[1].1])
-        .collect()
-}
-
-/// No more pairs after the last: a look still open is undecided (failed boots can
-/// leave a side short of the bound the rule stops at by itself).
-fn close_at_last_pair(look: &mut Look, pair: usize, pairs: usize) {
-    if pair + 1 == pairs && !look.decision.is_final() {
-        look.decision = Decision::Undecided;
+/// A bisection's error, the user's (exit 2) when it says so.
+fn bisect_error(e: BisectError) -> anyhow::Error {
+    match e {
+        BisectError::Keeper(e) => e,
+        BisectError::Runner(e) => crate::args::runner_error(e),
+        e if e.is_usage() => crate::error::UsageError(e.to_string()).into(),
+        e => e.into(),
     }
-}
-
-/// How the first bad commit compared with its parent.
-enum Confirmation {
-    Look { parent: String, look: Look },
-    NoParent,
-    ParentDoesNotBuild(String),
-    NoBoots,
-}
-
-/// How much of good against bad's change the first bad commit makes, percent (of the
-/// log shifts).
-fn share_of_change(first_bad: &Look, endpoints: &Look) -> Option<f64> {
-    let log = |pct: f64| (1.0 + pct / 100.0).ln();
-    let (part, whole) = (log(first_bad.shift_pct?), log(endpoints.shift_pct?));
-    (whole != 0.0).then(|| 100.0 * part / whole)
-}
-
-/// `+12.3% [+8.1%, +16.0%], regression (5 boots a side)`.
-fn describe_look(look: &Look, delta_pct: f64) -> String {
-    let shift = look.shift_pct.map_or("?".into(), |s| format!("{s:+.1}%"));
-    let interval = look
-        .interval_pct
-        .map_or("interval not bounded".into(), |(lo, hi)| {
-            format!("[{lo:+.1}%, {hi:+.1}%]")
-        });
-    let decision = match &look.decision {
-        Decision::Regression => "regression".to_string(),
-        Decision::Improvement => "improvement".to_string(),
-        Decision::Changed => format!("changed, by less than δ = {delta_pct}% perhaps"),
-        Decision::Equivalent => format!("no change larger than δ = {delta_pct}%"),
-        Decision::Undecided => "undecided at the bound".to_string(),
-        Decision::Continue { .. } => "open".to_string(),
-    };
-    format!(
-        "{shift} {interval}, {decision} ({} and {} boots)",
-        look.n_a, look.n_b
-    )
-}
-
-/// `like bad after 4 boots: +201.0% from good [+150.2%, +260.0%], -2.1% from bad [...]`.
-fn describe_step(look: &StepLook) -> String {
-    let decision = match look.decision {
-        StepDecision::LikeGood => "like good",
-        StepDecision::LikeBad => "like bad",
-        StepDecision::Neither => "like neither good nor bad",
-        StepDecision::Continue => "open",
-        StepDecision::Undecided => "undecided at the bound",
-    };
-    let part = |shift: Option<f64>, iv: Option<(f64, f64)>, from: &str| {
-        let shift = shift.map_or("?".into(), |s| format!("{s:+.1}%"));
-        let iv = iv.map_or("not bounded".into(), |(lo, hi)| {
-            format!("[{lo:+.1}%, {hi:+.1}%]")
-        });
-        format!("{shift} from {from} {iv}")
-    };
-    format!(
-        "{decision} after {} boots: {}, {}",
-        look.boots,
-        part(look.from_good_pct, look.from_good_interval_pct, "good"),
-        part(look.from_bad_pct, look.from_bad_interval_pct, "bad")
-    )
 }
 
 /// `--status`: the range, each commit's boots so far, and git's log.
-fn status(args: &BisectArgs, dir: &Path, repo: &Path) -> anyhow::Result<i32> {
-    let name = args.name.clone().unwrap_or_default();
+fn status(plan: &BisectPlan, dir: &Path, repo: &Path) -> anyhow::Result<i32> {
+    let name = &plan.name;
     outln!("bisection {name} in {}", dir.display());
-    for (which, rev) in [("good", &args.good), ("bad", &args.bad)] {
-        let rev = rev.as_deref().unwrap_or("?");
+    for (which, rev) in [("good", &plan.good_rev), ("bad", &plan.bad_rev)] {
         let subject = tree::commit_of(repo, rev)
             .and_then(|c| tree::subject(repo, &c))
             .unwrap_or_default();
         outln!("  {which}: {rev} {subject}");
     }
-    outln!("  build: {}", args.build.as_deref().unwrap_or("?"));
-    let store = args.db.open_existing()?;
+    outln!("  build: {}", plan.build);
+    let db = DbArgs {
+        db: plan.db.as_ref().map(PathBuf::from),
+    };
+    let store = db.open_existing()?;
     let labels = store.labels().map_err(session::store_error)?;
     let prefix = format!("{name}@");
     let confirm = format!("{name}:confirm@");

@@ -7,7 +7,6 @@
 use crate::error::UsageError;
 use crate::session;
 use kbench_boot::lava::{job_definition, to_yaml, JobRequest, LavaJobError};
-use kbench_console::lava::abba;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -51,7 +50,7 @@ pub struct LavaJobArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
     pub boots: u32,
     #[command(flatten)]
-    pub guest: crate::guest::SuiteArgs,
+    pub guest: crate::guest::GuestSuiteArgs,
     /// An extra word for the kernel command line (repeatable).
     #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
     pub kernel_arg: Vec<String>,
@@ -83,7 +82,10 @@ pub fn run(args: LavaJobArgs) -> anyhow::Result<i32> {
         Some(path) => crate::output::write_whole(path, yaml.as_bytes())?,
         None => crate::output::write_stdout(yaml.as_bytes())?,
     }
-    let order: Vec<&str> = abba(args.boots).iter().map(|s| s.letter()).collect();
+    let order: Vec<&str> = kbench_runner::scheduler::abba(args.boots)
+        .into_iter()
+        .map(|side| kbench_console::lava::Side::of_index(side).letter())
+        .collect();
     errln!(
         "kbench lava-job: {} boots on {} in the order {}, session nonce {nonce}",
         order.len(),

@@ -2,15 +2,24 @@
 //! alternately (ABBA) under qemu with kbench as the initramfs /init, each boot one
 //! session, then the verdict with boots as the units.
 use crate::args::checked_commit;
+use crate::args::runner_error;
+use crate::boots::{machine_error, BootStore};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
-use crate::vm::{qemu_command, read_kernel, BootSide, Machine, MachineArgs};
+use crate::vm::{boot_side, read_kernel, QemuArgs};
+use kbench_analysis::sequential::SequentialReport;
 use kbench_boot::cmdline::side_labels;
+use kbench_boot::machine::{Boot, BootSide, QemuExecutor, QemuMachine};
 use kbench_boot::qemu::{self, BootFiles, QemuSetup};
+use kbench_record::stored::SessionWithRuns;
+use kbench_runner::{
+    scheduler, ArmOutcome, Bounds, Executor, LabelLooker, Observer, Order, Reached, Schedule,
+    SequentialDriver, StopPolicy, StopRule,
+};
 use kbench_stats::sequential::Boundary;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct VmAbArgs {
@@ -43,9 +52,9 @@ pub struct VmAbArgs {
     #[arg(long, value_name = "SECS", default_value_t = 14_400, requires = "until_decided", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_time: u64,
     #[command(flatten)]
-    pub guest: crate::guest::SuiteArgs,
+    pub guest: crate::guest::GuestSuiteArgs,
     #[command(flatten)]
-    pub machine: MachineArgs,
+    pub machine: QemuArgs,
     /// A word for kernel A's command line only (repeatable): `preempt=full`,
     /// `mitigations=off`, `pti=on`, `idle=poll`; with one image on both sides, the
     /// command lines are what the A/B compares.
@@ -75,7 +84,7 @@ pub struct VmAbArgs {
 
 pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     // The suite's words are checked before anything boots.
-    let setup = args.machine.setup(
+    let mut setup = args.machine.setup(
         &args.guest,
         &[
             ("--kernel-arg-a", &args.kernel_arg_a),
@@ -85,7 +94,6 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     args.machine.deadlines()?;
     let options = args.verdict.options()?;
     let work = tempfile::tempdir()?;
-    let mut setup = setup;
     setup.disk = Some(crate::vm::scratch_disk(work.path(), args.dry_run)?);
     let sides = sides(&args, work.path())?;
     if sides[0].arch != sides[1].arch {
@@ -95,7 +103,6 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             sides[1].arch.as_str()
         ));
     }
-    let pins = args.machine.pins()?;
     // Until decided, as many as the bound allows.
     let boots_a_side = if args.until_decided {
         args.max_boots
@@ -103,104 +110,44 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         args.boots
     };
     if args.dry_run {
-        return dry_run(
-            &args,
-            &setup,
-            &sides,
-            pins.is_some(),
-            boots_a_side,
-            work.path(),
-        );
+        let pinned = args.machine.pins()?.is_some();
+        return dry_run(&args, &setup, &sides, pinned, boots_a_side, work.path());
     }
-    let machine = Machine::start(
-        &args.machine,
-        setup,
-        &sides[0],
-        &[&sides[0], &sides[1]],
-        work.path(),
-        "vm-ab",
-    )?;
+    let config = args.machine.config(setup, "vm-ab")?;
+    let machine = QemuMachine::start(config, &sides[0], &[&sides[0], &sides[1]], work.path())
+        .map_err(machine_error)?;
     let mut store = args.db.open()?;
-    let mut failed = 0;
-    let sequential = args.until_decided.then(|| {
-        crate::verdict::sequential_options(
-            &options,
-            args.max_boots as usize,
-            Boundary::DeclaredMaximum,
-            args.machine.clock,
-        )
+    let labels = [sides[0].label.as_str(), sides[1].label.as_str()];
+    let mut executors = sides.each_ref().map(|side| QemuExecutor {
+        machine: &machine,
+        side,
     });
-    // Recorded before the first boot, so that a later `compare` of the two labels
-    // looks with it.
-    // It gathers its looks as they are recorded: each look after the first keeps to
-    // what the first fixed.
-    let mut recorded = match sequential {
-        Some(design) => Some(
-            crate::verdict::record_design(
-                &mut store,
-                (&sides[0].label, &sides[1].label),
-                design,
-                kbench_record::sequential::DesignedBy::VmAb,
-                Some(args.max_time as f64),
-            )
-            .map_err(session::store_error)?,
-        ),
-        None => None,
+    let mut arms: Vec<&mut dyn Executor<Boot>> = executors
+        .iter_mut()
+        .map(|e| e as &mut dyn Executor<Boot>)
+        .collect();
+    let mut said = SaidBoots {
+        labels,
+        total: 2 * boots_a_side,
+        at_most: args.until_decided,
+        started: 0,
     };
-    let started = Instant::now();
-    let mut looked = None;
-    for (boot, s) in qemu::order(boots_a_side) {
-        errln!(
-            "kbench: boot {} of {}{} ({})",
-            boot + 1,
-            if args.until_decided { "at most " } else { "" },
-            2 * boots_a_side,
-            sides[s].label
-        );
-        if !machine.boot(&sides[s], boot, &mut store)? {
-            failed += 1;
+    let (outcomes, looked) = match args.until_decided {
+        true => until_decided(&args, &options, &mut arms, &mut store, &mut said)?,
+        false => {
+            let mut fixed = StopPolicy::Attempts(boots_a_side);
+            let schedule = boots_schedule(&mut fixed);
+            let mut sink = BootStore {
+                store: &mut store,
+                design: None,
+            };
+            let outcomes =
+                scheduler::run(schedule, &mut arms, &mut sink, &mut said).map_err(runner_error)?;
+            (outcomes, None)
         }
-        // A look after every pair of boots (AB or BA), with the boots as units.
-        let Some(design) = sequential.filter(|_| boot % 2 == 1) else {
-            continue;
-        };
-        let mut look = kbench_analysis::sequential::sequential_labels(
-            &store,
-            &sides[0].label,
-            &sides[1].label,
-            design,
-            recorded.as_ref(),
-        )
-        .map_err(crate::analysis_error)?;
-        let out_of_time = started.elapsed() >= Duration::from_secs(args.max_time);
-        let last_pair = boot + 1 == 2 * boots_a_side;
-        if !look.decided() && out_of_time && !last_pair {
-            errln!("kbench: --max-time reached: no more boots");
-        }
-        // No more boots: what is open is undecided (failed boots can leave a side
-        // short of the bound when the boots run out).
-        if out_of_time || last_pair {
-            look.close_undecided();
-        }
-        say_look(&look, boot.div_ceil(2));
-        if let Some(recorded) = recorded.as_mut() {
-            let record = kbench_analysis::sequential::look_record(
-                &look,
-                u64::from(boot.div_ceil(2)),
-                session::unix_now_ns(),
-            );
-            store
-                .insert_sequential_look(recorded.id, &record)
-                .map_err(session::store_error)?;
-            recorded.looks.push(record);
-        }
-        let stop = look.decided() || out_of_time;
-        looked = Some(look);
-        if stop {
-            break;
-        }
-    }
-    let report = kbench_analysis::compare_labels(&store, &sides[0].label, &sides[1].label, options)
+    };
+    let failed = outcomes.iter().any(|o| !o.failures.is_empty());
+    let report = kbench_analysis::compare_labels(&store, labels[0], labels[1], options)
         .map_err(crate::analysis_error)?;
     if args.format == kbench_report::compare::Format::Text {
         if let Some(notice) = machine.notice() {
@@ -213,7 +160,80 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         args.format,
         kbench_report::compare::Layout::Compact,
     )?;
-    Ok(i32::from(failed > 0))
+    Ok(i32::from(failed))
+}
+
+/// The boots of both kernels in ABBA pairs, with no warm-up or hooks, until `stop`.
+fn boots_schedule(stop: &mut dyn StopRule<SessionWithRuns>) -> Schedule<'_, SessionWithRuns> {
+    Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: Vec::new(),
+        stop,
+    }
+}
+
+/// `--until-decided`: the one sequential driver over the boots as units, its design
+/// recorded before the first boot (so that a later `compare` of the two labels looks
+/// with it) and every look kept with it.
+fn until_decided(
+    args: &VmAbArgs,
+    options: &kbench_analysis::ReportOptions,
+    arms: &mut [&mut dyn Executor<Boot>],
+    store: &mut kbench_store::Store,
+    said: &mut SaidBoots<'_>,
+) -> anyhow::Result<(Vec<ArmOutcome<SessionWithRuns>>, Option<SequentialReport>)> {
+    let labels = said.labels;
+    let design = crate::verdict::sequential_options(
+        options,
+        args.max_boots as usize,
+        Boundary::DeclaredMaximum,
+        args.machine.clock,
+    );
+    let recorded = crate::verdict::record_design(
+        store,
+        (labels[0], labels[1]),
+        design,
+        kbench_record::sequential::DesignedBy::VmAb,
+        Some(args.max_time as f64),
+    )
+    .map_err(session::store_error)?;
+    let looker = LabelLooker::new(labels, design, true).saying(Box::new(say_look));
+    let bounds = Bounds {
+        max_attempts_per_side: Some(args.max_boots),
+        max_time: Duration::from_secs(args.max_time),
+    };
+    let mut driver = SequentialDriver::new(looker, bounds);
+    let mut sink = BootStore {
+        store,
+        design: Some(recorded.id),
+    };
+    let outcomes =
+        scheduler::run(boots_schedule(&mut driver), arms, &mut sink, said).map_err(runner_error)?;
+    let looked = driver.latest().cloned();
+    Ok((outcomes, looked))
+}
+
+/// Each boot said as it starts: `boot 3 of at most 40 (LABEL)`.
+struct SaidBoots<'a> {
+    labels: [&'a str; 2],
+    /// Boots in all; with `at_most`, the bound.
+    total: u32,
+    at_most: bool,
+    started: u32,
+}
+
+impl Observer<SessionWithRuns> for SaidBoots<'_> {
+    fn starting(&mut self, side: usize, _warmup: bool, _so_far: &ArmOutcome<SessionWithRuns>) {
+        self.started += 1;
+        errln!(
+            "kbench: boot {} of {}{} ({})",
+            self.started,
+            if self.at_most { "at most " } else { "" },
+            self.total,
+            self.labels[side]
+        );
+    }
 }
 
 /// `--dry-run`: the labels and the qemu commands, nothing booted.
@@ -234,24 +254,24 @@ fn dry_run(
     if args.machine.accel == "auto" && accel == "kvm" {
         errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
     }
-    let initrd = work.join(crate::vm::INITRAMFS_FILE);
-    for (boot, s) in qemu::order(boots_a_side) {
+    let initrd = work.join(kbench_boot::machine::INITRAMFS_FILE);
+    for (boot, s) in kbench_runner::scheduler::abba(boots_a_side)
+        .into_iter()
+        .enumerate()
+    {
+        let boot = boot as u32;
         let files = BootFiles::in_dir(Path::new("."), boot, pinned);
-        let cmd = qemu_command(
-            setup,
-            &accel,
-            &sides[s],
-            &initrd,
-            &format!("DRYRUN{boot}"),
-            &files,
-        );
+        let cmd = sides[s].qemu_command(setup, &accel, &initrd, &format!("DRYRUN{boot}"), &files);
         outln!("{}", shell_words(&cmd));
     }
     Ok(0)
 }
 
 /// One line per primary metric after a look: its interval against ±δ so far.
-fn say_look(look: &kbench_analysis::sequential::SequentialReport, pairs: u32) {
+fn say_look(look: &SequentialReport, pairs: u32, reached: Reached) {
+    if reached == Reached::Time && !look.decided() {
+        errln!("kbench: --max-time reached: no more boots");
+    }
     for row in &look.rows {
         let metric = format!("{} {}", row.workload, row.metric);
         errln!(
@@ -283,7 +303,7 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
         ));
     }
     let mut sides = [
-        BootSide::new(
+        boot_side(
             image_a,
             label_a,
             &args.kernel_a,
@@ -291,7 +311,7 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
             work,
             "a",
         )?,
-        BootSide::new(
+        boot_side(
             image_b,
             label_b,
             &args.kernel_b,
