@@ -2,9 +2,10 @@
 //! text format by default, every row with `--full`.
 use super::table::{self, Table};
 use super::{
-    delta_text, design_text, diagnostic_text, figure, metric_text, noise_text, not_compared_text,
-    note_text, p_text, percent, CompareFormat, CompareReport, Layout,
+    delta_text, design_text, diagnostic_text, metric_text, noise_text, not_compared_text,
+    note_text, CompareFormat, CompareReport, Layout,
 };
+use crate::words::{figure, p_text, percent};
 
 pub struct MarkdownFormat;
 

@@ -8,7 +8,11 @@ pub(crate) mod text;
 pub use csv::CsvFormat;
 pub use json::JsonFormat;
 pub use markdown::MarkdownFormat;
-pub use text::{wrap, TextFormat};
+pub use text::TextFormat;
+// The shared words, where the binary's commands have always found them; their home is
+// crate::words.
+use crate::words::{advice_text, from_text};
+pub use crate::words::{civil_date, figure, p_text, percent, unit_word, utc, wrap};
 
 pub use kbench_analysis::model::*;
 use kbench_record::PlacementKind;
@@ -104,23 +108,6 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// A number with about five significant digits, the way a person reads a median.
-pub fn figure(value: Option<f64>) -> String {
-    match value {
-        None => "-".into(),
-        Some(v) if !v.is_finite() => v.to_string(),
-        Some(v) => {
-            let magnitude = if v == 0.0 {
-                0
-            } else {
-                v.abs().log10().floor() as i32
-            };
-            let decimals = (4 - magnitude).clamp(0, 9) as usize;
-            format!("{v:.decimals$}")
-        }
-    }
-}
-
 /// `6.12.0-1-amd64 @ 1a2b3c4d5e6f`: the release and, when recorded, the commit (a hash
 /// cut to twelve characters, a name as given).
 pub fn kernel_text(release: Option<&str>, commit: Option<&str>) -> String {
@@ -132,13 +119,6 @@ pub fn kernel_text(release: Option<&str>, commit: Option<&str>) -> String {
         Some(c) => format!("{release} @ {c}"),
         None => release.to_string(),
     }
-}
-
-/// A signed percentage, `+1.29%`.
-pub fn percent(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{v:+.2}%"))
-        .unwrap_or_else(|| "-".into())
 }
 
 /// One line per real workload of a comparison: its change, and what the micro
@@ -217,15 +197,6 @@ fn event_words(event: kbench_analysis::plausible::Event) -> (&'static str, &'sta
     }
 }
 
-/// A p-value in at most six characters.
-pub fn p_text(value: Option<f64>) -> String {
-    match value {
-        None => "-".into(),
-        Some(p) if p < 0.001 => "<0.001".into(),
-        Some(p) => format!("{p:.3}"),
-    }
-}
-
 /// The metric as a reader names it: `wake_latency p99 pooled` for a pooled row.
 pub fn metric_text(row: &CompareRow) -> String {
     match &row.kind {
@@ -251,16 +222,6 @@ pub fn side_counts(s: &SideSummary) -> String {
         count(s.sessions, "session"),
         count(s.boots, "boot")
     )
-}
-
-/// The unit word of a level, plural when `n != 1`.
-pub fn unit_word(level: Level, n: usize) -> String {
-    let word = level.as_str();
-    if n == 1 {
-        word.to_string()
-    } else {
-        format!("{word}s")
-    }
 }
 
 /// The design in a few words: "runs interleaved", "3 vs 3 sessions", "4 paired boots".
@@ -364,14 +325,14 @@ pub fn settle_words(settle: &UnitsToSettle, level: Level) -> String {
             "about {per_side} {} per side would settle it ({}: the noise, estimated {} with {} df, is itself uncertain)",
             unit_word(level, *per_side),
             settle_range(*low, *high),
-            crate::sequential::from_text(*from, level),
+            from_text(*from, level),
             df_text(*df)
         ),
         UnitsToSettle::BeyondPractical { at_least, df, from } => format!(
             "more than {PRACTICAL_UNITS_PER_SIDE} {units} per side would settle it (at least {at_least}: the noise, estimated {} with {} df, is itself uncertain): shrink the noise instead: {}",
-            crate::sequential::from_text(*from, level),
+            from_text(*from, level),
             df_text(*df),
-            crate::sequential::advice_text(&shrink_advice(level), level)
+            advice_text(&shrink_advice(level), level)
         ),
     }
 }
@@ -859,43 +820,5 @@ pub fn delta_text(r: &CompareReport) -> String {
             "delta {}% or what this machine resolves, whichever is larger",
             r.delta.pct
         )
-    }
-}
-
-/// `YYYY-MM-DD HH:MM:SS` in UTC.
-pub fn utc(unix_ns: u64) -> String {
-    let rem = unix_ns / 1_000_000_000 % 86_400;
-    format!(
-        "{} {:02}:{:02}:{:02}",
-        civil_date(unix_ns),
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// `2026-12-01` from nanoseconds since the epoch (UTC), by the civil-from-days
-/// algorithm (Hinnant).
-pub fn civil_date(unix_ns: u64) -> String {
-    let days = (unix_ns / 86_400_000_000_000) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
-        assert_eq!(super::utc(1_796_001_643_000_000_000), "2026-11-30 01:20:43");
-        assert_eq!(super::utc(951_782_400_000_000_000), "2000-02-29 00:00:00");
     }
 }

@@ -7,9 +7,10 @@ pub mod plots;
 pub mod svg;
 
 use crate::compare::{
-    change_text, config_lines, delta_text, figure, metric_text, noise_text, not_compared_text,
-    side_counts, table, verdict_text, CompareReport,
+    change_text, config_lines, delta_text, metric_text, noise_text, not_compared_text, side_counts,
+    table, verdict_text, CompareReport,
 };
+use crate::words::figure;
 use kbench_analysis::plots::PlotData;
 use svg::escape;
 

@@ -3,9 +3,8 @@
 //! per side (strip plot and ECDFs), and the latency percentile curves.
 use super::svg::{escape, finite_range, tick_text, Linear, Log10, Shape, Svg};
 use crate::compare::table::{needed, shown_rows, spec_name, Needed};
-use crate::compare::{
-    figure, percent, unit_word, verdict_text, CompareReport, CompareRow, SideName,
-};
+use crate::compare::{verdict_text, CompareReport, CompareRow, SideName};
+use crate::words::{figure, percent, unit_word};
 use kbench_analysis::plots::{
     LatencyCurves, RunPoint, WorkloadPlot, MEDIAN_CONFIDENCE, OUTLIER_RULE,
 };
