@@ -5,6 +5,7 @@ pub mod history;
 pub mod html;
 pub mod plausible;
 pub mod sequential;
+pub mod stat;
 pub mod words;
 
 /// `text` cut to at most `width` characters, a `~` marking the cut.
