@@ -1,6 +1,7 @@
 //! Renderers: one file per output format behind one trait per kind of result.
 pub mod bench;
 pub mod compare;
+pub mod env;
 pub mod history;
 pub mod html;
 pub mod plausible;
