@@ -2,6 +2,7 @@
 pub mod bench;
 pub mod compare;
 pub mod env;
+pub mod format;
 pub mod history;
 pub mod html;
 pub mod plausible;

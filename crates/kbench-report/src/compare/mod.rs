@@ -1,4 +1,5 @@
-//! The verdict of `kbench compare`, one file per format behind [`CompareFormat`].
+//! The verdict of `kbench compare`, one file per format behind [`CompareFormat`] (the
+//! page, `html::HtmlFormat`, is one of them), and the words they share.
 mod csv;
 mod json;
 mod markdown;
@@ -15,6 +16,8 @@ use crate::words::{advice_text, from_text};
 pub use crate::words::{civil_date, figure, p_text, percent, unit_word, utc, wrap};
 
 pub use kbench_analysis::model::*;
+use kbench_analysis::plots::PlotData;
+use kbench_analysis::Comparisons;
 use kbench_record::PlacementKind;
 use kbench_stats::sequential::{NoiseAdvice, PRACTICAL_UNITS_PER_SIDE};
 use kbench_stats::{Design, Level, NoiseSource, UnitsToSettle};
@@ -30,82 +33,58 @@ pub enum Layout {
     Full,
 }
 
-/// One way of printing comparisons of one or more labels against one base, each
-/// report one label against the base.
+/// What every format renders: the comparisons of one or more labels against one base,
+/// each report one label against the base, and, when the labels were read from the
+/// store here, what the comparisons read (the page draws its plots from it).
+#[derive(Debug, Clone, Copy)]
+pub struct Compared<'a> {
+    reports: &'a [CompareReport],
+    loaded: Option<&'a Comparisons>,
+}
+
+impl<'a> Compared<'a> {
+    /// The reports, in the order the NEW labels were asked.
+    pub fn reports(&self) -> &'a [CompareReport] {
+        self.reports
+    }
+
+    /// The plot data of each report, drawn from the labels it read; without them (reports
+    /// read back from JSON) each report's plot data is empty.
+    pub fn plots(&self) -> Vec<PlotData> {
+        match self.loaded {
+            Some(comparisons) => kbench_analysis::plots::plot_each(comparisons),
+            None => vec![PlotData::default(); self.reports.len()],
+        }
+    }
+}
+
+impl<'a> From<&'a Comparisons> for Compared<'a> {
+    fn from(comparisons: &'a Comparisons) -> Self {
+        Compared {
+            reports: &comparisons.reports,
+            loaded: Some(comparisons),
+        }
+    }
+}
+
+impl<'a> From<&'a [CompareReport]> for Compared<'a> {
+    fn from(reports: &'a [CompareReport]) -> Self {
+        Compared {
+            reports,
+            loaded: None,
+        }
+    }
+}
+
+impl<'a> From<&'a Vec<CompareReport>> for Compared<'a> {
+    fn from(reports: &'a Vec<CompareReport>) -> Self {
+        Compared::from(reports.as_slice())
+    }
+}
+
+/// One way of printing comparisons; `format::Format` names each and finds its renderer.
 pub trait CompareFormat {
-    fn render(&self, reports: &[CompareReport], layout: Layout) -> String;
-}
-
-/// The format named by `--format`, if kbench knows it.
-pub fn by_name(name: &str) -> Option<Box<dyn CompareFormat>> {
-    name.parse::<Format>().ok()?.compare_format()
-}
-
-/// An output format of a comparison or a plausibility check (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    Text,
-    Markdown,
-    Json,
-    Csv,
-    /// The page of `kbench report`, plots and all.
-    Html,
-}
-
-impl Format {
-    /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 5] = [
-        Format::Text,
-        Format::Markdown,
-        Format::Json,
-        Format::Csv,
-        Format::Html,
-    ];
-
-    /// Its name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Markdown => "markdown",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Html => "html",
-        }
-    }
-
-    /// The renderer of comparisons alone; HTML draws plots too ([`crate::html`]).
-    pub fn compare_format(self) -> Option<Box<dyn CompareFormat>> {
-        match self {
-            Format::Text => Some(Box::new(TextFormat)),
-            Format::Markdown => Some(Box::new(MarkdownFormat)),
-            Format::Json => Some(Box::new(JsonFormat)),
-            Format::Csv => Some(Box::new(CsvFormat)),
-            Format::Html => None,
-        }
-    }
-}
-
-/// A name that is no [`Format`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownFormat(pub String);
-
-impl std::fmt::Display for UnknownFormat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "unknown format '{}'", self.0)
-    }
-}
-
-impl std::error::Error for UnknownFormat {}
-
-impl std::str::FromStr for Format {
-    type Err = UnknownFormat;
-
-    fn from_str(name: &str) -> Result<Format, UnknownFormat> {
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| UnknownFormat(name.to_string()))
-    }
+    fn render(&self, compared: Compared<'_>, layout: Layout) -> String;
 }
 
 /// `6.12.0-1-amd64 @ 1a2b3c4d5e6f`: the release and, when recorded, the commit (a hash

@@ -4,7 +4,8 @@
 use super::table::{self, Cell, Table};
 use super::{
     change_text, delta_text, design_text, diagnostic_text, metric_text, noise_text,
-    not_compared_text, note_text, CompareFormat, CompareReport, CompareRow, Layout, RowKind,
+    not_compared_text, note_text, CompareFormat, CompareReport, CompareRow, Compared, Layout,
+    RowKind,
 };
 use crate::words::{figure, p_text, wrap, WIDTH};
 use kbench_stats::Verdict;
@@ -12,7 +13,8 @@ use kbench_stats::Verdict;
 pub struct TextFormat;
 
 impl CompareFormat for TextFormat {
-    fn render(&self, reports: &[CompareReport], layout: Layout) -> String {
+    fn render(&self, compared: Compared<'_>, layout: Layout) -> String {
+        let reports = compared.reports();
         match layout {
             Layout::Compact => compact(reports),
             Layout::Full => reports.iter().map(full).collect::<Vec<_>>().join("\n"),

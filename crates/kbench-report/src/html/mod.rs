@@ -8,7 +8,7 @@ pub mod svg;
 
 use crate::compare::{
     change_text, config_lines, delta_text, metric_text, noise_text, not_compared_text, side_counts,
-    table, verdict_text, CompareReport,
+    table, verdict_text, CompareFormat, CompareReport, Compared, Layout,
 };
 use crate::words::figure;
 use kbench_analysis::plots::PlotData;
@@ -60,19 +60,25 @@ svg .verdict-improvement { fill: var(--base); font-weight: bold; }
 @media print { body { max-width: none; } h2 { break-before: auto; } svg { break-inside: avoid; } }
 "#;
 
-/// The whole page.
-/// The page of comparisons, with the plot data drawn from the labels they read.
-pub fn render_loaded(comparisons: &kbench_analysis::Comparisons) -> String {
-    let plots = kbench_analysis::plots::plot_each(comparisons);
-    let pages: Vec<Comparison<'_>> = comparisons
-        .reports
-        .iter()
-        .zip(&plots)
-        .map(|(report, plots)| Comparison { report, plots })
-        .collect();
-    render(&pages)
+/// The page as one format among the others: its plots drawn from what the comparisons
+/// read (reports alone give the verdicts and tables, with no run plotted); every row
+/// whatever the layout.
+pub struct HtmlFormat;
+
+impl CompareFormat for HtmlFormat {
+    fn render(&self, compared: Compared<'_>, _: Layout) -> String {
+        let plots = compared.plots();
+        let pages: Vec<Comparison<'_>> = compared
+            .reports()
+            .iter()
+            .zip(&plots)
+            .map(|(report, plots)| Comparison { report, plots })
+            .collect();
+        render(&pages)
+    }
 }
 
+/// The whole page.
 pub fn render(comparisons: &[Comparison<'_>]) -> String {
     let Some(first) = comparisons.first() else {
         return page("kbench report", "<p>Nothing to compare.</p>");
