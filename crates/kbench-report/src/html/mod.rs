@@ -35,8 +35,8 @@ table { border-collapse: collapse; margin: .5em 0; } td, th { padding: 2px 8px; 
 pre { white-space: pre-wrap; font-size: 12px; }
 .noplot, .legend { color: var(--muted); }
 .key { margin-right: 1em; } .key.base { color: var(--base); } .key.new { color: var(--new); }
-.key.fill.f1 { color: var(--f1); } .key.fill.f2 { color: var(--f2); }
-.key.fill.f3 { color: var(--f3); } .key.fill.f4 { color: var(--f4); }
+.key.outline.o1 { color: var(--f1); } .key.outline.o2 { color: var(--f2); }
+.key.outline.o3 { color: var(--f3); } .key.outline.o4 { color: var(--f4); }
 svg { display: block; max-width: 100%; height: auto; margin: .5em 0; }
 svg text { fill: var(--fg); font-size: 11px; } svg .tick { fill: var(--muted); }
 svg .grid { stroke: var(--grid); } svg .zero { stroke: var(--muted); }
@@ -45,8 +45,11 @@ svg .boot { stroke: var(--muted); stroke-dasharray: 4 3; }
 svg .band { fill: var(--band); } svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
 svg .estimate { fill: var(--fg); }
 svg .base { stroke: var(--base); } svg .new { stroke: var(--new); }
-svg .f0 { fill: none; } svg .f1 { fill: var(--f1); } svg .f2 { fill: var(--f2); }
-svg .f3 { fill: var(--f3); } svg .f4 { fill: var(--f4); }
+svg .hollow { fill: none; }
+svg .run { stroke-width: 2.5; paint-order: stroke; }
+svg .run.base { fill: var(--base); } svg .run.new { fill: var(--new); }
+svg .o1 { stroke: var(--f1); } svg .o2 { stroke: var(--f2); }
+svg .o3 { stroke: var(--f3); } svg .o4 { stroke: var(--f4); }
 svg .small { stroke-width: .8; } svg .outlier { fill: none; stroke: var(--fg); r: 7; }
 svg .ci.base { fill: var(--base); fill-opacity: .15; stroke: none; }
 svg .ci.new { fill: var(--new); fill-opacity: .15; stroke: none; }
