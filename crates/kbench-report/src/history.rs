@@ -1,7 +1,6 @@
 //! `kbench history` as text (one screen a history) or JSON. The analysis found the
 //! change points and their steps; this lays them out.
-use crate::compare::text::wrap;
-use crate::compare::{figure, unit_word};
+use crate::words::{figure, unit_word, wrap};
 use kbench_analysis::history::{
     History, HistoryChange, HistoryOptions, HistoryOrder, HistoryReport,
 };

@@ -2,10 +2,14 @@
 pub mod bench;
 pub mod bisect;
 pub mod compare;
+pub mod env;
+pub mod format;
 pub mod history;
 pub mod html;
 pub mod plausible;
 pub mod sequential;
+pub mod stat;
+pub mod words;
 
 /// `text` cut to at most `width` characters, a `~` marking the cut.
 pub fn truncate(text: &str, width: usize) -> String {

@@ -1,6 +1,6 @@
 //! `kbench plausible` and `compare --saving`: whether claimed savings could explain a
 //! change, as text (80 columns) or JSON. The analysis decided everything; this says it.
-use crate::compare::text::wrap;
+use crate::words::wrap;
 use kbench_analysis::plausible::{CostUnit, Explains, PlausibleReport, PlausibleRow};
 
 /// A duration for a reader: `820 ns`, `2.31 us`, `23.4 us`, `1.20 ms`.

@@ -1,10 +1,9 @@
 //! A sequential comparison (`compare --sequential`, `ab` and `vm-ab --until-decided`)
 //! as text or JSON: per primary metric, its decision or how many more units it needs.
-use crate::compare::text::wrap;
-use crate::compare::{percent, unit_word};
+use crate::words::{advice_text, from_text, percent, unit_word, utc, wrap};
 use kbench_analysis::sequential::{SequentialReport, SequentialRow};
 use kbench_record::sequential::RecordedDesign;
-use kbench_stats::sequential::{Decision, Look, MoreEstimate, NoiseAdvice, VarianceFrom};
+use kbench_stats::sequential::{Decision, Look, MoreEstimate};
 use kbench_stats::Level;
 
 /// One screen: the design, then each primary metric's line, then the answer.
@@ -50,7 +49,7 @@ fn recorded_text(recorded: &RecordedDesign) -> String {
     let head = format!(
         "Design recorded by kbench {} at {} UTC",
         d.by.as_str(),
-        crate::compare::utc(d.created_unix_ns)
+        utc(d.created_unix_ns)
     );
     let Some(last) = recorded.looks.last() else {
         return format!("{head}; no look recorded yet.");
@@ -144,32 +143,6 @@ fn decision_word(decision: &Decision) -> &'static str {
         Decision::Undecided => "undecided",
         Decision::Continue { .. } => "continue",
     }
-}
-
-pub(crate) fn from_text(from: VarianceFrom, level: Level) -> String {
-    match from {
-        VarianceFrom::ThisComparison => format!("from this comparison's {}", unit_word(level, 2)),
-        VarianceFrom::CalibrationAndThisComparison => {
-            format!(
-                "from the calibration and this comparison's {}",
-                unit_word(level, 2)
-            )
-        }
-    }
-}
-
-/// The advice that applies to units of `level`: KVM only for boots.
-pub(crate) fn advice_text(advice: &[NoiseAdvice], level: Level) -> String {
-    let words: Vec<&str> = advice
-        .iter()
-        .filter(|a| level == Level::Boot || **a != NoiseAdvice::Kvm)
-        .map(|a| match a {
-            NoiseAdvice::Placement => "pin the workload away from other load",
-            NoiseAdvice::MoreRunsPerUnit => "more runs per unit",
-            NoiseAdvice::Kvm => "boots under KVM rather than TCG",
-        })
-        .collect();
-    words.join(", ")
 }
 
 /// How many more units a side, with where the number comes from and how sure it is.

@@ -2,7 +2,8 @@
 //! their verdicts edited to show every kind) rendered byte for byte as the files
 //! beside them. `KBENCH_BLESS=1 cargo test -p kbench-report --test compare_golden`
 //! rewrites the expected files after a deliberate change; review the diff.
-use kbench_report::compare::{by_name, CompareReport, Layout};
+use kbench_report::compare::{CompareReport, Layout};
+use kbench_report::format::by_name;
 use std::path::PathBuf;
 
 fn golden_dir() -> PathBuf {

@@ -309,3 +309,71 @@ fn degenerate_data_gives_a_message_or_a_small_sound_plot() {
         }
     }
 }
+
+/// The `class` and text of every `<text class="tick">` of an SVG.
+fn tick_labels(svg: &str) -> Vec<String> {
+    svg.split("class=\"tick\">")
+        .skip(1)
+        .map(|rest| rest.split('<').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_narrow_range_labels_each_tick_apart() {
+    let report = fixture_report();
+    // Runs between 11.61 and 11.69: ticks 0.02 apart, at 11.6 and 11.7 to one decimal.
+    let base: Vec<f64> = (0..8).map(|i| 11.61 + f64::from(i) * 0.005).collect();
+    let new: Vec<f64> = base.iter().map(|v| v + 0.04).collect();
+    let plot = plot(&base, &new, "us");
+    for svg in [
+        kbench_report::html::plots::run_order_plot(&report, &plot),
+        kbench_report::html::plots::distribution_plot(&report, &plot),
+    ] {
+        let labels: Vec<String> = tick_labels(&svg)
+            .into_iter()
+            .filter(|l| l.starts_with("11."))
+            .collect();
+        assert!(labels.len() >= 3, "{labels:?}");
+        let mut distinct = labels.clone();
+        distinct.dedup();
+        assert_eq!(distinct, labels, "two ticks share a label");
+        assert!(labels.contains(&"11.64".to_string()), "{labels:?}");
+    }
+}
+
+#[test]
+fn each_run_keeps_its_sides_colour_and_its_class_is_an_outline() {
+    let report = fixture_report();
+    let plot = plot(&values(20, 100.0, 1), &values(20, 104.0, 2), "ns");
+    let svg = kbench_report::html::plots::run_order_plot(&report, &plot);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let markers: Vec<_> = doc
+        .descendants()
+        .filter(|n| matches!(n.tag_name().name(), "circle" | "rect"))
+        .filter_map(|n| n.attribute("class"))
+        .filter(|c| *c != "outlier")
+        .collect();
+    assert_eq!(markers.len(), 40, "{markers:?}");
+    for class in &markers {
+        let words: Vec<&str> = class.split(' ').collect();
+        // Filled by its side (`.run.base`, `.run.new`); no fill class paints it over.
+        assert!(words.contains(&"run"), "{class}");
+        assert!(words.contains(&"base") ^ words.contains(&"new"), "{class}");
+        assert!(!words.iter().any(|w| w.starts_with('f')), "{class}");
+        // Each side's runs ran on one class here: one outline each, told apart.
+        assert!(words.iter().any(|w| *w == "o1" || *w == "o2"), "{class}");
+    }
+    let page = page(
+        &report,
+        &PlotData {
+            workloads: vec![plot],
+            ..PlotData::default()
+        },
+    );
+    assert!(page.contains("svg .run.base { fill: var(--base); }"));
+    assert!(page.contains("svg .run.new { fill: var(--new); }"));
+    assert!(
+        page.contains("<span class=\"key outline o1\">"),
+        "the legend"
+    );
+}

@@ -5,7 +5,8 @@ use crate::error::usage;
 use clap::builder::TypedValueParser;
 use kbench_analysis::plausible::{PlausibleReport, Saving};
 use kbench_analysis::{CompareReport, ReportOptions};
-use kbench_report::compare::{Format, Layout};
+use kbench_report::compare::{Compared, Layout};
+use kbench_report::format::Format;
 
 /// How verdicts are drawn, shared by compare and ab.
 #[derive(Debug, Clone, clap::Args)]
@@ -88,12 +89,14 @@ pub fn fail_on_parser() -> impl TypedValueParser<Value = kbench_analysis::FailOn
 pub const VERDICT_FORMATS: [Format; 4] =
     [Format::Text, Format::Markdown, Format::Json, Format::Csv];
 
-/// Prints reports in `format` (not HTML, which needs the plots); a closed stdout ends
-/// the output quietly.
-pub fn print_in(reports: &[CompareReport], format: Format, layout: Layout) -> anyhow::Result<()> {
-    if let Some(f) = format.compare_format() {
-        crate::output::write_stdout(f.render(reports, layout).as_bytes())?;
-    }
+/// Prints comparisons in `format`: reports alone, or what the comparisons read, whose
+/// plots the page draws; a closed stdout ends the output quietly.
+pub fn print_in<'a>(
+    compared: impl Into<Compared<'a>>,
+    format: Format,
+    layout: Layout,
+) -> anyhow::Result<()> {
+    crate::output::write_stdout(format.render(compared, layout).as_bytes())?;
     Ok(())
 }
 

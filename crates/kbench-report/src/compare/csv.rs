@@ -1,7 +1,8 @@
 //! One CSV line per row and compared label, RFC 4180 quoting, for spreadsheets and
 //! scripts. Every row is there whatever the layout.
 use super::{
-    design_text, diagnostic_text, metric_text, settle_short, CompareFormat, CompareReport, Layout,
+    design_text, diagnostic_text, metric_text, settle_short, CompareFormat, CompareReport,
+    Compared, Layout,
 };
 
 pub struct CsvFormat;
@@ -21,7 +22,8 @@ fn number<T: ToString>(value: Option<T>) -> String {
 }
 
 impl CompareFormat for CsvFormat {
-    fn render(&self, reports: &[CompareReport], _: Layout) -> String {
+    fn render(&self, compared: Compared<'_>, _: Layout) -> String {
+        let reports = compared.reports();
         let mut out = format!("{HEADER}\n");
         for r in reports {
             rows(&mut out, r);

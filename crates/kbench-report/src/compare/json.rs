@@ -1,7 +1,7 @@
 //! The whole report as one JSON object (`rows`, `environment_differences`, ...); with
 //! several labels, `{"base": ..., "comparisons": [report, ...]}`, one report per label.
 //! Every row is there whatever the layout.
-use super::{CompareFormat, CompareReport, Layout};
+use super::{CompareFormat, CompareReport, Compared, Layout};
 
 pub struct JsonFormat;
 
@@ -12,7 +12,8 @@ struct Several<'a> {
 }
 
 impl CompareFormat for JsonFormat {
-    fn render(&self, reports: &[CompareReport], _: Layout) -> String {
+    fn render(&self, compared: Compared<'_>, _: Layout) -> String {
+        let reports = compared.reports();
         // The report holds strings, numbers and lists only: serialisation cannot fail.
         let value = match reports {
             [one] => serde_json::to_string_pretty(one),

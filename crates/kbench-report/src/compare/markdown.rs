@@ -2,9 +2,10 @@
 //! text format by default, every row with `--full`.
 use super::table::{self, Table};
 use super::{
-    delta_text, design_text, diagnostic_text, figure, metric_text, noise_text, not_compared_text,
-    note_text, p_text, percent, CompareFormat, CompareReport, Layout,
+    delta_text, design_text, diagnostic_text, metric_text, noise_text, not_compared_text,
+    note_text, CompareFormat, CompareReport, Compared, Layout,
 };
+use crate::words::{figure, p_text, percent};
 
 pub struct MarkdownFormat;
 
@@ -13,7 +14,8 @@ fn cell(text: &str) -> String {
 }
 
 impl CompareFormat for MarkdownFormat {
-    fn render(&self, reports: &[CompareReport], layout: Layout) -> String {
+    fn render(&self, compared: Compared<'_>, layout: Layout) -> String {
+        let reports = compared.reports();
         match layout {
             Layout::Compact => compact(reports),
             Layout::Full => reports

@@ -1,4 +1,5 @@
-//! The verdict of `kbench compare`, one file per format behind [`CompareFormat`].
+//! The verdict of `kbench compare`, one file per format behind [`CompareFormat`] (the
+//! page, `html::HtmlFormat`, is one of them), and the words they share.
 mod csv;
 mod json;
 mod markdown;
@@ -8,9 +9,15 @@ pub(crate) mod text;
 pub use csv::CsvFormat;
 pub use json::JsonFormat;
 pub use markdown::MarkdownFormat;
-pub use text::{wrap, TextFormat};
+pub use text::TextFormat;
+// The shared words, where the binary's commands have always found them; their home is
+// crate::words.
+use crate::words::{advice_text, from_text};
+pub use crate::words::{civil_date, figure, p_text, percent, unit_word, utc, wrap};
 
 pub use kbench_analysis::model::*;
+use kbench_analysis::plots::PlotData;
+use kbench_analysis::Comparisons;
 use kbench_record::PlacementKind;
 use kbench_stats::sequential::{NoiseAdvice, PRACTICAL_UNITS_PER_SIDE};
 use kbench_stats::{Design, Level, NoiseSource, UnitsToSettle};
@@ -26,99 +33,58 @@ pub enum Layout {
     Full,
 }
 
-/// One way of printing comparisons of one or more labels against one base, each
-/// report one label against the base.
+/// What every format renders: the comparisons of one or more labels against one base,
+/// each report one label against the base, and, when the labels were read from the
+/// store here, what the comparisons read (the page draws its plots from it).
+#[derive(Debug, Clone, Copy)]
+pub struct Compared<'a> {
+    reports: &'a [CompareReport],
+    loaded: Option<&'a Comparisons>,
+}
+
+impl<'a> Compared<'a> {
+    /// The reports, in the order the NEW labels were asked.
+    pub fn reports(&self) -> &'a [CompareReport] {
+        self.reports
+    }
+
+    /// The plot data of each report, drawn from the labels it read; without them (reports
+    /// read back from JSON) each report's plot data is empty.
+    pub fn plots(&self) -> Vec<PlotData> {
+        match self.loaded {
+            Some(comparisons) => kbench_analysis::plots::plot_each(comparisons),
+            None => vec![PlotData::default(); self.reports.len()],
+        }
+    }
+}
+
+impl<'a> From<&'a Comparisons> for Compared<'a> {
+    fn from(comparisons: &'a Comparisons) -> Self {
+        Compared {
+            reports: &comparisons.reports,
+            loaded: Some(comparisons),
+        }
+    }
+}
+
+impl<'a> From<&'a [CompareReport]> for Compared<'a> {
+    fn from(reports: &'a [CompareReport]) -> Self {
+        Compared {
+            reports,
+            loaded: None,
+        }
+    }
+}
+
+impl<'a> From<&'a Vec<CompareReport>> for Compared<'a> {
+    fn from(reports: &'a Vec<CompareReport>) -> Self {
+        Compared::from(reports.as_slice())
+    }
+}
+
+/// One way of printing comparisons; `format::Format` names each and finds its renderer.
 pub trait CompareFormat {
-    fn render(&self, reports: &[CompareReport], layout: Layout) -> String;
-}
-
-/// The format named by `--format`, if kbench knows it.
-pub fn by_name(name: &str) -> Option<Box<dyn CompareFormat>> {
-    name.parse::<Format>().ok()?.compare_format()
-}
-
-/// An output format of a comparison or a plausibility check (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    Text,
-    Markdown,
-    Json,
-    Csv,
-    /// The page of `kbench report`, plots and all.
-    Html,
-}
-
-impl Format {
-    /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 5] = [
-        Format::Text,
-        Format::Markdown,
-        Format::Json,
-        Format::Csv,
-        Format::Html,
-    ];
-
-    /// Its name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Markdown => "markdown",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Html => "html",
-        }
-    }
-
-    /// The renderer of comparisons alone; HTML draws plots too ([`crate::html`]).
-    pub fn compare_format(self) -> Option<Box<dyn CompareFormat>> {
-        match self {
-            Format::Text => Some(Box::new(TextFormat)),
-            Format::Markdown => Some(Box::new(MarkdownFormat)),
-            Format::Json => Some(Box::new(JsonFormat)),
-            Format::Csv => Some(Box::new(CsvFormat)),
-            Format::Html => None,
-        }
-    }
-}
-
-/// A name that is no [`Format`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownFormat(pub String);
-
-impl std::fmt::Display for UnknownFormat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "unknown format '{}'", self.0)
-    }
-}
-
-impl std::error::Error for UnknownFormat {}
-
-impl std::str::FromStr for Format {
-    type Err = UnknownFormat;
-
-    fn from_str(name: &str) -> Result<Format, UnknownFormat> {
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| UnknownFormat(name.to_string()))
-    }
-}
-
-/// A number with about five significant digits, the way a person reads a median.
-pub fn figure(value: Option<f64>) -> String {
-    match value {
-        None => "-".into(),
-        Some(v) if !v.is_finite() => v.to_string(),
-        Some(v) => {
-            let magnitude = if v == 0.0 {
-                0
-            } else {
-                v.abs().log10().floor() as i32
-            };
-            let decimals = (4 - magnitude).clamp(0, 9) as usize;
-            format!("{v:.decimals$}")
-        }
-    }
+    fn render(&self, compared: Compared<'_>, layout: Layout) -> String;
 }
 
 /// `6.12.0-1-amd64 @ 1a2b3c4d5e6f`: the release and, when recorded, the commit (a hash
@@ -132,13 +98,6 @@ pub fn kernel_text(release: Option<&str>, commit: Option<&str>) -> String {
         Some(c) => format!("{release} @ {c}"),
         None => release.to_string(),
     }
-}
-
-/// A signed percentage, `+1.29%`.
-pub fn percent(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{v:+.2}%"))
-        .unwrap_or_else(|| "-".into())
 }
 
 /// One line per real workload of a comparison: its change, and what the micro
@@ -217,15 +176,6 @@ fn event_words(event: kbench_analysis::plausible::Event) -> (&'static str, &'sta
     }
 }
 
-/// A p-value in at most six characters.
-pub fn p_text(value: Option<f64>) -> String {
-    match value {
-        None => "-".into(),
-        Some(p) if p < 0.001 => "<0.001".into(),
-        Some(p) => format!("{p:.3}"),
-    }
-}
-
 /// The metric as a reader names it: `wake_latency p99 pooled` for a pooled row.
 pub fn metric_text(row: &CompareRow) -> String {
     match &row.kind {
@@ -251,16 +201,6 @@ pub fn side_counts(s: &SideSummary) -> String {
         count(s.sessions, "session"),
         count(s.boots, "boot")
     )
-}
-
-/// The unit word of a level, plural when `n != 1`.
-pub fn unit_word(level: Level, n: usize) -> String {
-    let word = level.as_str();
-    if n == 1 {
-        word.to_string()
-    } else {
-        format!("{word}s")
-    }
 }
 
 /// The design in a few words: "runs interleaved", "3 vs 3 sessions", "4 paired boots".
@@ -364,14 +304,14 @@ pub fn settle_words(settle: &UnitsToSettle, level: Level) -> String {
             "about {per_side} {} per side would settle it ({}: the noise, estimated {} with {} df, is itself uncertain)",
             unit_word(level, *per_side),
             settle_range(*low, *high),
-            crate::sequential::from_text(*from, level),
+            from_text(*from, level),
             df_text(*df)
         ),
         UnitsToSettle::BeyondPractical { at_least, df, from } => format!(
             "more than {PRACTICAL_UNITS_PER_SIDE} {units} per side would settle it (at least {at_least}: the noise, estimated {} with {} df, is itself uncertain): shrink the noise instead: {}",
-            crate::sequential::from_text(*from, level),
+            from_text(*from, level),
             df_text(*df),
-            crate::sequential::advice_text(&shrink_advice(level), level)
+            advice_text(&shrink_advice(level), level)
         ),
     }
 }
@@ -859,43 +799,5 @@ pub fn delta_text(r: &CompareReport) -> String {
             "delta {}% or what this machine resolves, whichever is larger",
             r.delta.pct
         )
-    }
-}
-
-/// `YYYY-MM-DD HH:MM:SS` in UTC.
-pub fn utc(unix_ns: u64) -> String {
-    let rem = unix_ns / 1_000_000_000 % 86_400;
-    format!(
-        "{} {:02}:{:02}:{:02}",
-        civil_date(unix_ns),
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// `2026-12-01` from nanoseconds since the epoch (UTC), by the civil-from-days
-/// algorithm (Hinnant).
-pub fn civil_date(unix_ns: u64) -> String {
-    let days = (unix_ns / 86_400_000_000_000) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
-        assert_eq!(super::utc(1_796_001_643_000_000_000), "2026-11-30 01:20:43");
-        assert_eq!(super::utc(951_782_400_000_000_000), "2000-02-29 00:00:00");
     }
 }

@@ -3,9 +3,10 @@
 //! column per compared label, grouped under their metric; then the notes of the rows
 //! that have any, merged where rows say the same.
 use super::{
-    diagnostic_text, figure, not_compared_text, note_text, percent, placement_words, settle_short,
-    settle_words, unit_word, CompareReport, CompareRow, Diagnostic, ReportNote, RowKind,
+    diagnostic_text, not_compared_text, note_text, placement_words, settle_short, settle_words,
+    CompareReport, CompareRow, Diagnostic, ReportNote, RowKind,
 };
+use crate::words::{figure, percent, unit_word};
 use kbench_stats::sequential::PRACTICAL_UNITS_PER_SIDE;
 use kbench_stats::{Level, UnitsToSettle, Verdict};
 

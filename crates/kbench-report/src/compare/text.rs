@@ -3,18 +3,18 @@
 //! full with `--full`.
 use super::table::{self, Cell, Table};
 use super::{
-    change_text, delta_text, design_text, diagnostic_text, figure, metric_text, noise_text,
-    not_compared_text, note_text, p_text, CompareFormat, CompareReport, CompareRow, Layout,
+    change_text, delta_text, design_text, diagnostic_text, metric_text, noise_text,
+    not_compared_text, note_text, CompareFormat, CompareReport, CompareRow, Compared, Layout,
     RowKind,
 };
+use crate::words::{figure, p_text, wrap, WIDTH};
 use kbench_stats::Verdict;
 
 pub struct TextFormat;
 
-const WIDTH: usize = 80;
-
 impl CompareFormat for TextFormat {
-    fn render(&self, reports: &[CompareReport], layout: Layout) -> String {
+    fn render(&self, compared: Compared<'_>, layout: Layout) -> String {
+        let reports = compared.reports();
         match layout {
             Layout::Compact => compact(reports),
             Layout::Full => reports.iter().map(full).collect::<Vec<_>>().join("\n"),
@@ -395,35 +395,4 @@ fn section(out: &mut String, title: &str, lines: &[String]) {
         out.push_str(&wrap(&format!("  {line}"), "    "));
     }
     out.push('\n');
-}
-
-/// Word-wraps `text` to 80 columns; continuation lines start with `indent`. A word
-/// longer than a line (a path, a command) is split rather than overflow.
-pub fn wrap(text: &str, indent: &str) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    let lead: String = text.chars().take_while(|c| *c == ' ').collect();
-    line.push_str(&lead);
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let fits = line.chars().count() + 1 + word.chars().count() <= WIDTH;
-        if !fits && !line.trim().is_empty() {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = indent.to_string();
-        }
-        if !line.is_empty() && !line.ends_with(' ') {
-            line.push(' ');
-        }
-        for c in word.chars() {
-            if line.chars().count() >= WIDTH {
-                out.push_str(&line);
-                out.push('\n');
-                line = indent.to_string();
-            }
-            line.push(c);
-        }
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    out
 }

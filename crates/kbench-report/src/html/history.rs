@@ -3,8 +3,9 @@
 //! each change point marked with its step; then the changes and the labels as tables.
 use super::svg::{escape, Linear, Shape, Svg};
 use super::{page, plots};
-use crate::compare::{figure, kernel_text, unit_word};
+use crate::compare::kernel_text;
 use crate::history::{interval, kind_word, params_text, step_text};
+use crate::words::{figure, unit_word};
 use kbench_analysis::history::{History, HistoryReport};
 
 const HEIGHT: f64 = 300.0;

@@ -7,9 +7,10 @@ pub mod plots;
 pub mod svg;
 
 use crate::compare::{
-    change_text, config_lines, delta_text, figure, metric_text, noise_text, not_compared_text,
-    side_counts, table, verdict_text, CompareReport,
+    change_text, config_lines, delta_text, metric_text, noise_text, not_compared_text, side_counts,
+    table, verdict_text, CompareFormat, CompareReport, Compared, Layout,
 };
+use crate::words::figure;
 use kbench_analysis::plots::PlotData;
 use svg::escape;
 
@@ -34,8 +35,8 @@ table { border-collapse: collapse; margin: .5em 0; } td, th { padding: 2px 8px; 
 pre { white-space: pre-wrap; font-size: 12px; }
 .noplot, .legend { color: var(--muted); }
 .key { margin-right: 1em; } .key.base { color: var(--base); } .key.new { color: var(--new); }
-.key.fill.f1 { color: var(--f1); } .key.fill.f2 { color: var(--f2); }
-.key.fill.f3 { color: var(--f3); } .key.fill.f4 { color: var(--f4); }
+.key.outline.o1 { color: var(--f1); } .key.outline.o2 { color: var(--f2); }
+.key.outline.o3 { color: var(--f3); } .key.outline.o4 { color: var(--f4); }
 svg { display: block; max-width: 100%; height: auto; margin: .5em 0; }
 svg text { fill: var(--fg); font-size: 11px; } svg .tick { fill: var(--muted); }
 svg .grid { stroke: var(--grid); } svg .zero { stroke: var(--muted); }
@@ -44,8 +45,11 @@ svg .boot { stroke: var(--muted); stroke-dasharray: 4 3; }
 svg .band { fill: var(--band); } svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
 svg .estimate { fill: var(--fg); }
 svg .base { stroke: var(--base); } svg .new { stroke: var(--new); }
-svg .f0 { fill: none; } svg .f1 { fill: var(--f1); } svg .f2 { fill: var(--f2); }
-svg .f3 { fill: var(--f3); } svg .f4 { fill: var(--f4); }
+svg .hollow { fill: none; }
+svg .run { stroke-width: 2.5; paint-order: stroke; }
+svg .run.base { fill: var(--base); } svg .run.new { fill: var(--new); }
+svg .o1 { stroke: var(--f1); } svg .o2 { stroke: var(--f2); }
+svg .o3 { stroke: var(--f3); } svg .o4 { stroke: var(--f4); }
 svg .small { stroke-width: .8; } svg .outlier { fill: none; stroke: var(--fg); r: 7; }
 svg .ci.base { fill: var(--base); fill-opacity: .15; stroke: none; }
 svg .ci.new { fill: var(--new); fill-opacity: .15; stroke: none; }
@@ -59,19 +63,25 @@ svg .verdict-improvement { fill: var(--base); font-weight: bold; }
 @media print { body { max-width: none; } h2 { break-before: auto; } svg { break-inside: avoid; } }
 "#;
 
-/// The whole page.
-/// The page of comparisons, with the plot data drawn from the labels they read.
-pub fn render_loaded(comparisons: &kbench_analysis::Comparisons) -> String {
-    let plots = kbench_analysis::plots::plot_each(comparisons);
-    let pages: Vec<Comparison<'_>> = comparisons
-        .reports
-        .iter()
-        .zip(&plots)
-        .map(|(report, plots)| Comparison { report, plots })
-        .collect();
-    render(&pages)
+/// The page as one format among the others: its plots drawn from what the comparisons
+/// read (reports alone give the verdicts and tables, with no run plotted); every row
+/// whatever the layout.
+pub struct HtmlFormat;
+
+impl CompareFormat for HtmlFormat {
+    fn render(&self, compared: Compared<'_>, _: Layout) -> String {
+        let plots = compared.plots();
+        let pages: Vec<Comparison<'_>> = compared
+            .reports()
+            .iter()
+            .zip(&plots)
+            .map(|(report, plots)| Comparison { report, plots })
+            .collect();
+        render(&pages)
+    }
 }
 
+/// The whole page.
 pub fn render(comparisons: &[Comparison<'_>]) -> String {
     let Some(first) = comparisons.first() else {
         return page("kbench report", "<p>Nothing to compare.</p>");

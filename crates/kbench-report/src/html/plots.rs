@@ -3,9 +3,8 @@
 //! per side (strip plot and ECDFs), and the latency percentile curves.
 use super::svg::{escape, finite_range, tick_text, Linear, Log10, Shape, Svg};
 use crate::compare::table::{needed, shown_rows, spec_name, Needed};
-use crate::compare::{
-    figure, percent, unit_word, verdict_text, CompareReport, CompareRow, SideName,
-};
+use crate::compare::{verdict_text, CompareReport, CompareRow, SideName};
+use crate::words::{figure, percent, unit_word};
 use kbench_analysis::plots::{
     LatencyCurves, RunPoint, WorkloadPlot, MEDIAN_CONFIDENCE, OUTLIER_RULE,
 };
@@ -37,20 +36,20 @@ fn side_shape(side: SideName) -> Shape {
 
 /// Horizontal grid lines and labels of a y scale.
 pub(super) fn y_axis(svg: &mut Svg, y: &Linear, height: f64, unit: &str) {
-    for t in y.ticks() {
+    for (t, label) in y.labelled_ticks() {
         let py = y.px(t);
         svg.line(LEFT, py, WIDTH - RIGHT, py, "grid");
-        svg.text(LEFT - 6.0, py + 4.0, "end", "tick", &tick_text(t));
+        svg.text(LEFT - 6.0, py + 4.0, "end", "tick", &label);
     }
     svg.vertical_text(14.0, TOP + (height - TOP - BOTTOM) / 2.0, "axis", unit);
 }
 
 /// Vertical grid lines and labels of an x scale.
 fn x_axis(svg: &mut Svg, x: &Linear, height: f64, label: &str) {
-    for t in x.ticks() {
+    for (t, label) in x.labelled_ticks() {
         let px = x.px(t);
         svg.line(px, TOP, px, height - BOTTOM, "grid");
-        svg.text(px, height - BOTTOM + 14.0, "middle", "tick", &tick_text(t));
+        svg.text(px, height - BOTTOM + 14.0, "middle", "tick", &label);
     }
     svg.text(
         (LEFT + WIDTH - RIGHT) / 2.0,
@@ -131,7 +130,7 @@ pub fn verdict_plot(report: &CompareReport) -> String {
         .collect();
     let mut svg = Svg::new(WIDTH, height, &title, &desc.join("; "));
     let axis_x = Linear::new(x.domain().0, x.domain().1, NAMES, WIDTH - VERDICTS);
-    for t in axis_x.ticks() {
+    for (t, label) in axis_x.labelled_ticks() {
         svg.line(
             x.px(t),
             TOP,
@@ -144,7 +143,7 @@ pub fn verdict_plot(report: &CompareReport) -> String {
             height - BOTTOM + 14.0,
             "middle",
             "tick",
-            &format!("{}%", tick_text(t)),
+            &format!("{label}%"),
         );
     }
     svg.text(
@@ -192,9 +191,9 @@ pub fn verdict_plot(report: &CompareReport) -> String {
     svg.finish()
 }
 
-/// What a run's fill stands for: the CPU class its CPUs belong to and where its
+/// What a run's outline stands for: the CPU class its CPUs belong to and where its
 /// tasks ran, in words; empty when neither is known.
-fn fill_name(p: &RunPoint) -> String {
+fn outline_name(p: &RunPoint) -> String {
     let placement = p.placement.map(crate::compare::placement_words);
     [Some(p.cpu_class.as_str()), placement]
         .into_iter()
@@ -204,16 +203,16 @@ fn fill_name(p: &RunPoint) -> String {
         .join(", ")
 }
 
-/// The fills of a plot's runs, in order of first appearance: the legend's entries.
-fn fill_names(points: &[RunPoint]) -> Vec<String> {
-    kbench_analysis::group::distinct(points.iter().map(fill_name).filter(|n| !n.is_empty()))
+/// The outlines of a plot's runs, in order of first appearance: the legend's entries.
+fn outline_names(points: &[RunPoint]) -> Vec<String> {
+    kbench_analysis::group::distinct(points.iter().map(outline_name).filter(|n| !n.is_empty()))
 }
 
-/// A run's fill class: `f0` (none) when unknown, else `f1` to `f4` by its place among
-/// `fills`, as the legend shows them.
-fn fill_of(p: &RunPoint, fills: &[String]) -> usize {
-    let name = fill_name(p);
-    fills
+/// A run's outline class: `o0` (its side's colour) when unknown, else `o1` to `o4` by
+/// its place among `outlines`, as the legend shows them.
+fn outline_of(p: &RunPoint, outlines: &[String]) -> usize {
+    let name = outline_name(p);
+    outlines
         .iter()
         .position(|f| *f == name)
         .map_or(0, |i| i % 4 + 1)
@@ -252,8 +251,9 @@ fn tooltip(report: &CompareReport, plot: &WorkloadPlot, p: &RunPoint, at_s: Opti
     text
 }
 
-/// Both sides' runs on one time axis, sides by colour and shape, CPU class and
-/// placement as fill, session and boot changes as thin lines.
+/// Both sides' runs on one time axis, sides by colour and shape (each run filled with
+/// its side's colour), CPU class and placement as the outline's colour, session and
+/// boot changes as thin lines.
 pub fn run_order_plot(report: &CompareReport, plot: &WorkloadPlot) -> String {
     let points: Vec<&RunPoint> = plot.points.iter().filter(|p| p.value.is_finite()).collect();
     if points.is_empty() {
@@ -308,9 +308,9 @@ pub fn run_order_plot(report: &CompareReport, plot: &WorkloadPlot) -> String {
         let mid = (x.px(xs[pair[0]]) + x.px(xs[pair[1]])) / 2.0;
         svg.line(mid, TOP, mid, height - BOTTOM, boundary);
     }
-    let fills = fill_names(&plot.points);
+    let outlines = outline_names(&plot.points);
     for (i, p) in points.iter().enumerate() {
-        let class = format!("{} f{}", side_class(p.side), fill_of(p, &fills));
+        let class = format!("{} run o{}", side_class(p.side), outline_of(p, &outlines));
         let (cx, cy) = (x.px(xs[i]), y.px(p.value));
         svg.marker(
             side_shape(p.side),
@@ -395,7 +395,7 @@ pub fn distribution_plot(report: &CompareReport, plot: &WorkloadPlot) -> String 
                 side_shape(side),
                 x.px(p.value),
                 mid + jitter(p.run) * 12.0,
-                &format!("{} f0 small", side_class(side)),
+                &format!("{} hollow small", side_class(side)),
                 &tip,
             );
         }
@@ -512,7 +512,7 @@ pub fn latency_plot(report: &CompareReport, plot: &WorkloadPlot, curves: &Latenc
                 side_shape(side),
                 x.px(inverse(*q)),
                 y.px(*v),
-                &format!("{} f0", side_class(side)),
+                &format!("{} hollow", side_class(side)),
                 &tip,
             );
         }
@@ -520,10 +520,10 @@ pub fn latency_plot(report: &CompareReport, plot: &WorkloadPlot, curves: &Latenc
     svg.finish()
 }
 
-/// The legend of the run plots: sides by shape and colour, fills by CPU class and
+/// The legend of the run plots: sides by shape and colour, outlines by CPU class and
 /// placement, the outlier rule.
 pub fn legend(report: &CompareReport, plot: &WorkloadPlot) -> String {
-    let fills = fill_names(&plot.points);
+    let outlines = outline_names(&plot.points);
     let mut items = vec![
         format!(
             "<span class=\"key base\">&#9679; {}</span>",
@@ -534,9 +534,9 @@ pub fn legend(report: &CompareReport, plot: &WorkloadPlot) -> String {
             escape(&report.new.label)
         ),
     ];
-    for (i, name) in fills.iter().enumerate() {
+    for (i, name) in outlines.iter().enumerate() {
         items.push(format!(
-            "<span class=\"key fill f{}\">&#9632; {}</span>",
+            "<span class=\"key outline o{}\">&#9675; {}</span>",
             i % 4 + 1,
             escape(name)
         ));

@@ -71,6 +71,13 @@ impl Linear {
     pub fn ticks(&self) -> Vec<f64> {
         nice_ticks(self.lo, self.hi)
     }
+
+    /// The ticks with their labels ([`tick_labels`]).
+    pub fn labelled_ticks(&self) -> Vec<(f64, String)> {
+        let ticks = self.ticks();
+        let labels = tick_labels(&ticks);
+        ticks.into_iter().zip(labels).collect()
+    }
 }
 
 /// A base-10 log map; only for positive data.
@@ -141,6 +148,38 @@ pub fn tick_text(v: f64) -> String {
     } else {
         text
     }
+}
+
+/// The labels of evenly spaced ticks, each with the decimals their step needs to tell
+/// neighbours apart (`11.62, 11.64`, never `11.6, 11.6`) and all with the same; a lone
+/// tick is labelled as [`tick_text`] does.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = match ticks {
+        [a, b, ..] => (b - a).abs(),
+        _ => return ticks.iter().map(|t| tick_text(*t)).collect(),
+    };
+    if !(step.is_finite() && step > 0.0) {
+        return ticks.iter().map(|t| tick_text(*t)).collect();
+    }
+    // A step of 1, 2 or 5 times 10^-k needs k decimals; the epsilon keeps a step of
+    // 0.1 computed as 0.09999999999999964 at one.
+    let decimals = (-step.log10() - 1e-6).ceil().max(0.0) as usize;
+    ticks
+        .iter()
+        .map(|t| {
+            let text = format!("{t:.decimals$}");
+            // `-0.00` is a zero.
+            if text
+                .trim_start_matches('-')
+                .chars()
+                .all(|c| c == '0' || c == '.')
+            {
+                text.trim_start_matches('-').to_string()
+            } else {
+                text
+            }
+        })
+        .collect()
 }
 
 /// An SVG element being written. Coordinates are pixels, rounded to a tenth.
@@ -308,6 +347,43 @@ mod tests {
         assert_eq!(tick_text(1500.0), "1500");
         assert_eq!(tick_text(-2.5), "-2.5");
         assert_eq!(tick_text(0.000125), "0.000125");
+    }
+
+    #[test]
+    fn tick_labels_tell_neighbouring_ticks_apart() {
+        // A narrow range: five ticks between 11.6 and 11.7.
+        let ticks = nice_ticks(11.61, 11.69);
+        let labels = tick_labels(&ticks);
+        assert_eq!(labels, ["11.62", "11.64", "11.66", "11.68"]);
+        let s = Linear::new(11.615, 11.705, 0.0, 100.0);
+        let labels: Vec<String> = s.labelled_ticks().into_iter().map(|(_, l)| l).collect();
+        assert_eq!(labels, ["11.62", "11.64", "11.66", "11.68", "11.70"]);
+        for (lo, hi) in [
+            (11.6, 11.7),
+            (0.0, 1.0),
+            (-0.3, 0.3),
+            (1e-9, 2e-9),
+            (999.9, 1000.1),
+            (1.0, 1.0 + 1e-12),
+            (-5.0, 3.0),
+            (12_345.0, 12_346.0),
+        ] {
+            let labels = tick_labels(&nice_ticks(lo, hi));
+            for pair in labels.windows(2) {
+                assert_ne!(pair[0], pair[1], "{lo}..{hi}: {labels:?}");
+            }
+            let negative_zero = |l: &String| l.starts_with('-') && l.parse::<f64>() == Ok(0.0);
+            assert!(!labels.iter().any(negative_zero), "{lo}..{hi}: {labels:?}");
+        }
+        assert_eq!(
+            tick_labels(&nice_ticks(0.0, 10.0)),
+            ["0", "2", "4", "6", "8", "10"]
+        );
+        assert_eq!(
+            tick_labels(&nice_ticks(-0.3, 0.3)),
+            ["-0.2", "-0.1", "0.0", "0.1", "0.2"]
+        );
+        assert_eq!(tick_labels(&[2.5]), ["2.5"]);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub struct AbArgs {
     pub verdict: crate::verdict::VerdictArgs,
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = crate::verdict::format_parser(&crate::verdict::VERDICT_FORMATS))]
-    pub format: kbench_report::compare::Format,
+    pub format: kbench_report::format::Format,
     /// Every row of the verdict with every diagnostic, not one screen.
     #[arg(long)]
     pub full: bool,
@@ -226,7 +226,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let (base, new) = (load(&label_a)?, load(&label_b)?);
     let report = kbench_analysis::compare_loaded(&store, &base, &new, options, &machines)
         .map_err(crate::analysis_error)?;
-    if args.format == kbench_report::compare::Format::Text {
+    if args.format == kbench_report::format::Format::Text {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
     let mut looked = None;

@@ -5,7 +5,8 @@ use crate::verdict::{self, MachineArgs, VerdictArgs};
 use kbench_analysis::sequential::{self, AskedDesign, SequentialOptions};
 use kbench_analysis::FailOn;
 use kbench_record::sequential::{DesignedBy, RecordedDesign};
-use kbench_report::compare::{Format, Layout};
+use kbench_report::compare::Layout;
+use kbench_report::format::Format;
 use kbench_stats::sequential::Boundary;
 use kbench_store::StoreError;
 
@@ -83,12 +84,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     } else {
         Layout::Compact
     };
-    if args.format == Format::Html && cfg!(feature = "html-report") {
-        let page = kbench_report::html::render_loaded(&comparisons);
-        crate::output::write_stdout(page.as_bytes())?;
-    } else {
-        verdict::print_in(reports, args.format, layout)?;
-    }
+    verdict::print_in(&comparisons, args.format, layout)?;
     let compared = comparisons.news.iter().zip(reports);
     for (new, report) in compared.filter(|_| !savings.is_empty()) {
         let plausible =

@@ -3,7 +3,7 @@
 use crate::session::DbArgs;
 use crate::verdict;
 use kbench_analysis::history::{label_commit, HistoryOptions, HistoryOrder};
-use kbench_report::compare::Format;
+use kbench_report::format::Format;
 use kbench_stats::changepoint::ChangePointOptions;
 
 #[derive(Debug, clap::Args)]

@@ -3,7 +3,7 @@
 //! the change observed from BASE to LABEL.
 use crate::session::DbArgs;
 use crate::verdict::{self, VerdictArgs};
-use kbench_report::compare::Format;
+use kbench_report::format::Format;
 
 #[derive(Debug, clap::Args)]
 pub struct PlausibleArgs {

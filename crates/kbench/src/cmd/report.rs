@@ -1,6 +1,8 @@
 //! `kbench report BASE NEW [NEW...] -o report.html`: the comparison as one HTML page.
 use crate::session::DbArgs;
 use crate::verdict::{MachineArgs, VerdictArgs};
+use kbench_report::compare::Layout;
+use kbench_report::format::Format;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -36,7 +38,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         &args.machines.choice(),
     )
     .map_err(crate::analysis_error)?;
-    let page = kbench_report::html::render_loaded(&comparisons);
+    let page = Format::Html.render(&comparisons, Layout::Full);
     crate::output::write_page(args.output.as_deref(), &page)?;
     Ok(0)
 }

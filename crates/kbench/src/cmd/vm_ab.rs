@@ -77,7 +77,7 @@ pub struct VmAbArgs {
     pub verdict: crate::verdict::VerdictArgs,
     /// Output format of the verdict.
     #[arg(long, default_value = "text", value_parser = crate::verdict::format_parser(&crate::verdict::VERDICT_FORMATS))]
-    pub format: kbench_report::compare::Format,
+    pub format: kbench_report::format::Format,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -149,7 +149,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     let failed = outcomes.iter().any(|o| !o.failures.is_empty());
     let report = kbench_analysis::compare_labels(&store, labels[0], labels[1], options)
         .map_err(crate::analysis_error)?;
-    if args.format == kbench_report::compare::Format::Text {
+    if args.format == kbench_report::format::Format::Text {
         if let Some(notice) = machine.notice() {
             outln!("{notice}\n");
         }

@@ -1,0 +1,162 @@
+//! The words and figures every renderer writes the same way: one home for each, so
+//! that a percentage, a p-value, a date or a unit reads alike in `compare`, `stat`,
+//! the sequential and history reports and the page.
+use kbench_stats::sequential::{NoiseAdvice, VarianceFrom};
+use kbench_stats::Level;
+
+/// Text output stays within this many columns.
+pub const WIDTH: usize = 80;
+
+/// A number with about five significant digits, the way a person reads a median.
+pub fn figure(value: Option<f64>) -> String {
+    match value {
+        None => "-".into(),
+        Some(v) if !v.is_finite() => v.to_string(),
+        Some(v) => {
+            let magnitude = if v == 0.0 {
+                0
+            } else {
+                v.abs().log10().floor() as i32
+            };
+            let decimals = (4 - magnitude).clamp(0, 9) as usize;
+            format!("{v:.decimals$}")
+        }
+    }
+}
+
+/// A signed percentage, `+1.29%`.
+pub fn percent(value: Option<f64>) -> String {
+    value
+        .map(|v| format!("{v:+.2}%"))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// A p-value in at most six characters.
+pub fn p_text(value: Option<f64>) -> String {
+    match value {
+        None => "-".into(),
+        Some(p) if p < 0.001 => "<0.001".into(),
+        Some(p) => format!("{p:.3}"),
+    }
+}
+
+/// `p = 0.012`, `p < 0.001`: a p-value as a clause, by the rule of [`p_text`];
+/// `spaced` puts spaces around the sign (`p=0.012` without).
+pub fn p_clause(value: f64, spaced: bool) -> String {
+    let text = p_text(Some(value));
+    let (sign, figure) = match text.strip_prefix('<') {
+        Some(rest) => ("<", rest.to_string()),
+        None => ("=", text),
+    };
+    if spaced {
+        format!("p {sign} {figure}")
+    } else {
+        format!("p{sign}{figure}")
+    }
+}
+
+/// The unit word of a level, plural when `n != 1`.
+pub fn unit_word(level: Level, n: usize) -> String {
+    let word = level.as_str();
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// Where a noise estimate came from, in words.
+pub fn from_text(from: VarianceFrom, level: Level) -> String {
+    match from {
+        VarianceFrom::ThisComparison => format!("from this comparison's {}", unit_word(level, 2)),
+        VarianceFrom::CalibrationAndThisComparison => {
+            format!(
+                "from the calibration and this comparison's {}",
+                unit_word(level, 2)
+            )
+        }
+    }
+}
+
+/// The advice that applies to units of `level`: KVM only for boots.
+pub fn advice_text(advice: &[NoiseAdvice], level: Level) -> String {
+    let words: Vec<&str> = advice
+        .iter()
+        .filter(|a| level == Level::Boot || **a != NoiseAdvice::Kvm)
+        .map(|a| match a {
+            NoiseAdvice::Placement => "pin the workload away from other load",
+            NoiseAdvice::MoreRunsPerUnit => "more runs per unit",
+            NoiseAdvice::Kvm => "boots under KVM rather than TCG",
+        })
+        .collect();
+    words.join(", ")
+}
+
+/// `YYYY-MM-DD HH:MM:SS` in UTC.
+pub fn utc(unix_ns: u64) -> String {
+    let rem = unix_ns / 1_000_000_000 % 86_400;
+    format!(
+        "{} {:02}:{:02}:{:02}",
+        civil_date(unix_ns),
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// `2026-12-01` from nanoseconds since the epoch (UTC), by the civil-from-days
+/// algorithm (Hinnant).
+pub fn civil_date(unix_ns: u64) -> String {
+    let days = (unix_ns / 86_400_000_000_000) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// Word-wraps `text` to 80 columns; continuation lines start with `indent`. A word
+/// longer than a line (a path, a command) is split rather than overflow.
+pub fn wrap(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    let lead: String = text.chars().take_while(|c| *c == ' ').collect();
+    line.push_str(&lead);
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let fits = line.chars().count() + 1 + word.chars().count() <= WIDTH;
+        if !fits && !line.trim().is_empty() {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+        }
+        if !line.is_empty() && !line.ends_with(' ') {
+            line.push(' ');
+        }
+        for c in word.chars() {
+            if line.chars().count() >= WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                line = indent.to_string();
+            }
+            line.push(c);
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
+        assert_eq!(super::utc(1_796_001_643_000_000_000), "2026-11-30 01:20:43");
+        assert_eq!(super::utc(951_782_400_000_000_000), "2000-02-29 00:00:00");
+    }
+}
