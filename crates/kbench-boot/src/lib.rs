@@ -12,6 +12,7 @@ pub mod bisect;
 pub mod cmdline;
 pub mod deb;
 pub mod elf;
+pub mod guest;
 pub mod init;
 pub mod initramfs;
 pub mod lava;

@@ -21,10 +21,12 @@ pub mod labels;
 pub mod progress;
 pub mod scheduler;
 pub mod sequential;
+pub mod session;
 pub mod sink;
 pub mod spec;
 pub mod stop;
 pub mod suite;
+pub mod suites;
 
 pub use executor::{Attempt, CommandExecutor, Executor, Failed, Unit, WorkloadExecutor};
 pub use figures::{FigureOptions, FigureReader};

@@ -176,7 +176,7 @@ fn on_host(what: &str, command: impl FnOnce() -> anyhow::Result<i32>) -> anyhow:
 fn main() -> ExitCode {
     // As the initramfs /init of a booted kernel: run what its command line says.
     if rustix::process::getpid().is_init() {
-        guest::run_as_init();
+        kbench_boot::guest::run_as_init();
     }
     fill_closed_standard_fds();
     let parsed = negative_numbers_are_values(Cli::command())

@@ -116,23 +116,9 @@ fn without_password(arg: &str) -> String {
     }
 }
 
-/// A session for `label` with this boot's id and environment snapshot.
+/// A session for `label` with this boot's id, environment snapshot and command line.
 pub fn new_session(label: &str, kind: &str, seed: Option<u64>) -> NewSession {
-    let root = kbench_sys::Sysroot::from_env();
-    let snapshot = kbench_sys::EnvSnapshot::capture(&root);
-    NewSession {
-        label: label.to_string(),
-        kind: kind.to_string(),
-        boot_id: snapshot.boot_id.clone(),
-        started_unix_ns: unix_now_ns(),
-        kbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: command_line(),
-        seed,
-        environment: Some(kbench_record::SessionEnvironment::of(snapshot)),
-        source: None,
-        interleave_group: None,
-        uuid: Some(kbench_store::store::new_session_uuid()),
-    }
+    kbench_runner::session::new_session(label, kind, seed, &command_line())
 }
 
 /// Names the running kernel's config file (text or gzip) where the kernel has neither
