@@ -254,45 +254,6 @@ fn distinct_values(values: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn id_ranges_are_the_stretches_of_consecutive_ids() {
-        assert_eq!(id_ranges([].into_iter()), []);
-        assert_eq!(id_ranges([7].into_iter()), [(7, 7)]);
-        assert_eq!(
-            id_ranges([5, 3, 4, 9, 10, 12, 4].into_iter()),
-            [(3, 5), (9, 10), (12, 12)]
-        );
-    }
-
-    #[test]
-    fn values_are_read_by_ranges_up_to_the_bound_then_by_label() {
-        let runs = |ids: &[i64]| -> Vec<RunRow> {
-            ids.iter()
-                .map(|&id| RunRow {
-                    id,
-                    session_id: 1,
-                    label: "l".into(),
-                    boot_id: None,
-                    run: StoredRun::default(),
-                    placement: None,
-                })
-                .collect()
-        };
-        let scope = SessionScope::all();
-        let (sql, params) = values_query("l", &scope, &runs(&[1, 2, 3, 10]));
-        assert!(sql.ends_with("v.run_id BETWEEN ?1 AND ?2 OR v.run_id BETWEEN ?3 AND ?4"));
-        assert_eq!(params, [1, 3, 10, 10].map(Cell::Int));
-        let alternate: Vec<i64> = (0..=MAX_VALUE_RANGES as i64).map(|i| 2 * i).collect();
-        let (sql, params) = values_query("l", &scope, &runs(&alternate));
-        assert!(sql.contains("WHERE s.label = ?1"), "{sql}");
-        assert_eq!(params, [Cell::from("l")]);
-    }
-}
-
 impl Store {
     /// Stores one run and its values in one transaction.
     pub fn insert_run(&mut self, session_id: i64, run: &StoredRun) -> Result<i64, StoreError> {
@@ -427,5 +388,44 @@ impl Store {
             mark_legacy_primary(&row.run.workload, values);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_ranges_are_the_stretches_of_consecutive_ids() {
+        assert_eq!(id_ranges([].into_iter()), []);
+        assert_eq!(id_ranges([7].into_iter()), [(7, 7)]);
+        assert_eq!(
+            id_ranges([5, 3, 4, 9, 10, 12, 4].into_iter()),
+            [(3, 5), (9, 10), (12, 12)]
+        );
+    }
+
+    #[test]
+    fn values_are_read_by_ranges_up_to_the_bound_then_by_label() {
+        let runs = |ids: &[i64]| -> Vec<RunRow> {
+            ids.iter()
+                .map(|&id| RunRow {
+                    id,
+                    session_id: 1,
+                    label: "l".into(),
+                    boot_id: None,
+                    run: StoredRun::default(),
+                    placement: None,
+                })
+                .collect()
+        };
+        let scope = SessionScope::all();
+        let (sql, params) = values_query("l", &scope, &runs(&[1, 2, 3, 10]));
+        assert!(sql.ends_with("v.run_id BETWEEN ?1 AND ?2 OR v.run_id BETWEEN ?3 AND ?4"));
+        assert_eq!(params, [1, 3, 10, 10].map(Cell::Int));
+        let alternate: Vec<i64> = (0..=MAX_VALUE_RANGES as i64).map(|i| 2 * i).collect();
+        let (sql, params) = values_query("l", &scope, &runs(&alternate));
+        assert!(sql.contains("WHERE s.label = ?1"), "{sql}");
+        assert_eq!(params, [Cell::from("l")]);
     }
 }
