@@ -12,46 +12,10 @@
 //!
 //! Everything comes from the comparison's own rows: the primary rows' base medians
 //! (time per op), their shifts and intervals, and the event rows' base medians.
+use crate::event::{ns_per_unit, Event};
+pub use crate::model::{CarriedChange, Prediction};
 use crate::model::{CompareRow, RowKind};
-use crate::plausible::Event;
 use kbench_record::WorkloadId;
-use serde::{Deserialize, Serialize};
-
-/// What one micro result predicts for one real workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Prediction {
-    /// The micro row: workload, parameters and variant, as `compare` shows them.
-    pub micro_workload: String,
-    pub micro_params: String,
-    pub micro_shift_pct: f64,
-    pub event: Event,
-    /// The change per event the micro result implies, with its interval, in ns.
-    pub ns_per_event: f64,
-    pub ns_per_event_low: Option<f64>,
-    pub ns_per_event_high: Option<f64>,
-    /// The real workload's events per op (base side's median).
-    pub real_events_per_op: f64,
-    /// The predicted change of the real workload's primary metric, with its interval.
-    pub predicted_pct: f64,
-    pub predicted_low_pct: Option<f64>,
-    pub predicted_high_pct: Option<f64>,
-}
-
-/// One real workload: its observed change and the largest prediction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CarriedChange {
-    pub workload: String,
-    pub params: String,
-    pub variant: String,
-    pub metric: String,
-    pub time_per_op_ns: f64,
-    pub observed_pct: Option<f64>,
-    pub observed_low_pct: Option<f64>,
-    pub observed_high_pct: Option<f64>,
-    /// The micro result whose prediction is the largest in size; `None` when no micro
-    /// row of the comparison has an event the real workload takes.
-    pub prediction: Option<Prediction>,
-}
 
 /// The event a micro workload's operation is built around.
 fn carrier_event(workload: WorkloadId) -> Option<Event> {
@@ -76,7 +40,7 @@ impl Key<'_> {
 
     /// The base side's median time per op, in ns, when the primary metric is one.
     fn time_per_op_ns(&self) -> Option<f64> {
-        let scale = crate::plausible::ns_per_unit(&self.primary.unit)?;
+        let scale = ns_per_unit(&self.primary.unit)?;
         Some(self.primary.median_a? * scale).filter(|t| *t > 0.0)
     }
 

@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod carried;
 pub mod clock;
 pub mod compare;
+pub mod event;
 pub mod group;
 pub mod history;
 pub mod label;

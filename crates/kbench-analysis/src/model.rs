@@ -1,6 +1,7 @@
 //! The comparison as data: what renderers format. Every finding is a typed value
 //! (a [`Diagnostic`], a [`NotCompared`], a [`ReportNote`]); the renderers choose the
 //! words.
+use crate::event::Event;
 use kbench_record::{PlacementKind, Role};
 use kbench_stats::{Design, Level, NoiseSource, UnitsToSettle, Verdict};
 use serde::{Deserialize, Serialize};
@@ -34,7 +35,7 @@ pub struct CompareReport {
     /// Each real workload both labels ran, with what the micro results' changes
     /// predict for it from its events per op.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub carried: Vec<crate::carried::CarriedChange>,
+    pub carried: Vec<CarriedChange>,
     /// What both labels' figures were measured with: instructions for counted boots.
     #[serde(default, skip_serializing_if = "kbench_record::Clock::is_wall")]
     pub clock: kbench_record::Clock,
@@ -435,6 +436,42 @@ impl Tally {
         };
         *slot += 1;
     }
+}
+
+/// What one micro result predicts for one real workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// The micro row: workload, parameters and variant, as `compare` shows them.
+    pub micro_workload: String,
+    pub micro_params: String,
+    pub micro_shift_pct: f64,
+    pub event: Event,
+    /// The change per event the micro result implies, with its interval, in ns.
+    pub ns_per_event: f64,
+    pub ns_per_event_low: Option<f64>,
+    pub ns_per_event_high: Option<f64>,
+    /// The real workload's events per op (base side's median).
+    pub real_events_per_op: f64,
+    /// The predicted change of the real workload's primary metric, with its interval.
+    pub predicted_pct: f64,
+    pub predicted_low_pct: Option<f64>,
+    pub predicted_high_pct: Option<f64>,
+}
+
+/// One real workload: its observed change and the largest prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CarriedChange {
+    pub workload: String,
+    pub params: String,
+    pub variant: String,
+    pub metric: String,
+    pub time_per_op_ns: f64,
+    pub observed_pct: Option<f64>,
+    pub observed_low_pct: Option<f64>,
+    pub observed_high_pct: Option<f64>,
+    /// The micro result whose prediction is the largest in size; `None` when no micro
+    /// row of the comparison has an event the real workload takes.
+    pub prediction: Option<Prediction>,
 }
 
 impl CompareReport {

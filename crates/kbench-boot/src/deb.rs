@@ -5,7 +5,7 @@
 //! `/boot/config-RELEASE`.
 
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
+use std::io::Read;
 use std::path::Path;
 
 const AR_MAGIC: &[u8] = b"!<arch>\n";
@@ -182,37 +182,10 @@ fn decompress(member: &str, compressed: &[u8]) -> Result<Vec<u8>, DebError> {
     if suffix.is_empty() {
         return Ok(compressed.to_vec());
     }
-    match decompress_by_suffix(suffix, compressed) {
+    match crate::modules::decompress_by_suffix(suffix, compressed) {
         Some(out) => out.map_err(|e| DebError::Corrupt(format!("{member}: {e}"))),
         None => Err(DebError::UnsupportedCompression(member.to_string())),
     }
-}
-
-/// `compressed` decompressed as a Debian package compresses its members and its
-/// modules, by the file name's suffix (`.xz`, `.zst`, `.gz`); `None` for another.
-pub(crate) fn decompress_by_suffix(
-    suffix: &str,
-    compressed: &[u8],
-) -> Option<Result<Vec<u8>, String>> {
-    let mut out = Vec::new();
-    let done = match suffix {
-        ".xz" => lzma_rs::xz_decompress(&mut Cursor::new(compressed), &mut out)
-            .map_err(|e| e.to_string()),
-        ".zst" => ruzstd::decoding::StreamingDecoder::new(compressed)
-            .map_err(|e| e.to_string())
-            .and_then(|mut decoder| {
-                decoder
-                    .read_to_end(&mut out)
-                    .map(drop)
-                    .map_err(|e| e.to_string())
-            }),
-        ".gz" => flate2::read::GzDecoder::new(compressed)
-            .read_to_end(&mut out)
-            .map(drop)
-            .map_err(|e| e.to_string()),
-        _ => return None,
-    };
-    Some(done.map(|()| out))
 }
 
 fn kernel_from_tarball(tarball: &[u8]) -> Result<KernelImage, DebError> {

@@ -10,6 +10,7 @@
 //! numbered in load order), so the guest needs no decompressor and the kernel no
 //! `CONFIG_MODULE_DECOMPRESS`.
 use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
 
 /// What the guest's suite needs loaded, roots first; their dependencies are added.
 pub const GUEST_MODULES: &[&str] = &["virtio_pci", "virtio_blk"];
@@ -45,7 +46,7 @@ pub fn kept_module_name(path: &str) -> Option<String> {
 /// A module file's bytes uncompressed, by its name's extension.
 pub fn uncompressed(path: &str, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     let suffix = path.rsplit_once(".ko").map_or("", |(_, suffix)| suffix);
-    match crate::deb::decompress_by_suffix(suffix, &bytes) {
+    match decompress_by_suffix(suffix, &bytes) {
         Some(out) => out.map_err(|e| format!("{path}: {e}")),
         None => Ok(bytes),
     }
@@ -106,6 +107,33 @@ fn visit(
 /// The initramfs path of the `index`-th module to load for `release`.
 pub fn initramfs_path(release: &str, index: usize, module: &Module) -> String {
     format!("{INITRAMFS_DIR}/{release}/{index:02}-{}.ko", module.name)
+}
+
+/// `compressed` decompressed as a Debian package compresses its members and its
+/// modules, by the file name's suffix (`.xz`, `.zst`, `.gz`); `None` for another.
+pub(crate) fn decompress_by_suffix(
+    suffix: &str,
+    compressed: &[u8],
+) -> Option<Result<Vec<u8>, String>> {
+    let mut out = Vec::new();
+    let done = match suffix {
+        ".xz" => lzma_rs::xz_decompress(&mut Cursor::new(compressed), &mut out)
+            .map_err(|e| e.to_string()),
+        ".zst" => ruzstd::decoding::StreamingDecoder::new(compressed)
+            .map_err(|e| e.to_string())
+            .and_then(|mut decoder| {
+                decoder
+                    .read_to_end(&mut out)
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }),
+        ".gz" => flate2::read::GzDecoder::new(compressed)
+            .read_to_end(&mut out)
+            .map(drop)
+            .map_err(|e| e.to_string()),
+        _ => return None,
+    };
+    Some(done.map(|()| out))
 }
 
 #[cfg(test)]

@@ -2,8 +2,20 @@
 //! own, or moving between the two. A pipe round trip on one CPU is a context switch;
 //! across two CPUs it is a wakeup of another CPU, often an IPI and an idle exit, and
 //! costs several times more. Runs of the two kinds are two populations.
-use crate::record::TaskCpus;
 use serde::{Deserialize, Serialize};
+
+/// One task of a run (a messaging sender, a pipe worker, ...) and where it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskCpus {
+    pub task: String,
+    pub cpus: Vec<u32>,
+    /// CPU changes seen between the task's own getcpu samples (a lower bound).
+    #[serde(default)]
+    pub sampled_migrations: u64,
+    /// The kernel's `se.nr_migrations`, where the task could read it (sched debug).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_migrations: Option<u64>,
+}
 
 /// What a run asked for: `--placement` of pipe and seccomp-notify.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

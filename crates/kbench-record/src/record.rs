@@ -3,6 +3,7 @@ use crate::events::{EventAccounting, EventsPerOp, PerfCounter};
 use crate::ipi::IpiAccounting;
 use crate::latency::LatencySeries;
 use crate::metric::MetricValue;
+pub use crate::placement::TaskCpus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -109,19 +110,6 @@ impl RusageDelta {
             + self.children_voluntary_csw
             + self.children_involuntary_csw
     }
-}
-
-/// One task of a run (a messaging sender, a pipe worker, ...) and where it ran.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskCpus {
-    pub task: String,
-    pub cpus: Vec<u32>,
-    /// CPU changes seen between the task's own getcpu samples (a lower bound).
-    #[serde(default)]
-    pub sampled_migrations: u64,
-    /// The kernel's `se.nr_migrations`, where the task could read it (sched debug).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nr_migrations: Option<u64>,
 }
 
 impl RunRecord {

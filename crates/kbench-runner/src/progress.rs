@@ -1,7 +1,7 @@
 //! A progress bar on stderr when stderr is a terminal; nothing otherwise.
 use crate::scheduler::{ArmOutcome, MeasuredRun, Observer};
-use crate::stop::StopRule;
-use crate::suite::Plan;
+use crate::spec::WorkloadSpec;
+use crate::stop::{StopPolicy, StopRule};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 
@@ -11,13 +11,15 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(plan: &Plan) -> Self {
-        let names = plan.specs.iter().map(|s| s.display()).collect();
+    /// The bar of a suite of `specs`, each run as `stopping` says after `warmup`
+    /// warm-up runs.
+    pub fn new(specs: &[WorkloadSpec], stopping: &StopPolicy, warmup: u32) -> Self {
+        let names = specs.iter().map(|s| s.display()).collect();
         if !std::io::stderr().is_terminal() {
             return Progress { bar: None, names };
         }
-        let per_workload = StopRule::<MeasuredRun>::expected_runs_per_arm(&plan.stopping);
-        let total = (per_workload + u64::from(plan.warmup)) * plan.specs.len() as u64;
+        let per_workload = StopRule::<MeasuredRun>::expected_runs_per_arm(stopping);
+        let total = (per_workload + u64::from(warmup)) * specs.len() as u64;
         let bar = ProgressBar::new(total);
         let style = ProgressStyle::with_template(
             "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}",

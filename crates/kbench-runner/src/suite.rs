@@ -96,7 +96,7 @@ pub fn run_suite(plan: &Plan, sink: &mut dyn RunSink) -> Result<Vec<WorkloadOutc
         .map(|e| e as &mut dyn Executor)
         .collect();
     let mut stop = plan.stopping;
-    let mut progress = Progress::new(plan);
+    let mut progress = Progress::new(&plan.specs, &plan.stopping, plan.warmup);
     let schedule = Schedule {
         order: Order::Shuffled { seed: plan.seed },
         warmup: plan.warmup,

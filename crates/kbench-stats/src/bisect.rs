@@ -119,7 +119,7 @@ mod tests {
     /// `n` boots' mean logs around `center` (log), with SD `sd`, from `rng`.
     fn boots(rng: &mut ChaCha8Rng, n: usize, center: f64, sd: f64) -> Vec<f64> {
         (0..n)
-            .map(|_| center + sd * crate::calibration::normal(rng))
+            .map(|_| center + sd * crate::special::normal(rng))
             .collect()
     }
 

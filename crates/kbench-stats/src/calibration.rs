@@ -98,13 +98,7 @@ impl Default for CalibrationConfig {
     }
 }
 
-/// Standard normal deviate by Box-Muller (one of the pair; simple and exact): the
-/// simulations of this crate and its Monte-Carlo tests draw their normals here.
-pub fn normal(rng: &mut impl Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>(); // in (0, 1]
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
+pub use crate::special::normal;
 
 fn lognormal(rng: &mut ChaCha8Rng, sd_log: f64) -> f64 {
     (sd_log * normal(rng)).exp()

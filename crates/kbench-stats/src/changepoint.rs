@@ -24,9 +24,9 @@
 //! split moves one label at a time from the right to the left, and the sums of distances
 //! it changes are read from two Fenwick trees over the units' ranks. A test stops
 //! permuting once its p-value can no longer pass, which decides as the full count would.
-use crate::calibration::normal;
 use crate::descriptive::mean;
 use crate::parametric::welch;
+use crate::special::normal;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -6,12 +6,11 @@
 use crate::descriptive::{describe, median, sample_sd, Summary};
 use crate::diagnostics::{bimodality, drift_if_significant, mad_outliers, Bimodality, Drift};
 use crate::ks::ks_two_sample;
-use crate::nested::UnitsToSettle;
 use crate::parametric::{fieller_ratio_ci, welch, welch_from_moments};
 use crate::rank::{hodges_lehmann_with, mann_whitney_with, PMethod};
-use crate::sequential::VarianceFrom;
+use crate::settle::{runs_needed, UnitsToSettle, VarianceFrom};
 use crate::special::is_positive;
-use crate::special::{normal_quantile, t_quantile};
+use crate::special::t_quantile;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -157,7 +156,7 @@ pub struct Comparison {
     /// The units a side that would settle an inconclusive result (runs, or the
     /// design's sessions or boots), with the uncertainty of the spread behind them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settle: Option<crate::nested::UnitsToSettle>,
+    pub settle: Option<UnitsToSettle>,
     pub delta_pct: f64,
     pub higher_is_better: bool,
     pub scale: Scale,
@@ -171,7 +170,7 @@ pub struct Comparison {
     pub diagnostics: Option<Diagnostics>,
     /// How sessions and boots were treated ([`crate::nested::compare_nested`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nested: Option<crate::nested::NestedInfo>,
+    pub nested: Option<crate::nested::design::NestedInfo>,
 }
 
 /// Summary statistics of one side, e.g. from `perf stat -r N`.
@@ -261,31 +260,6 @@ pub(crate) fn verdict_from_interval(
     } else {
         Verdict::Inconclusive
     }
-}
-
-/// Runs per side at which the (1 − α) interval is expected to be no wider than δ, so it can
-/// no longer contain both 0 and ±δ (it then settles on equivalent, changed, regression or
-/// improvement). Width ≈ 2·t(1 − α/2, 2n − 2)·s·√(2/n), with s the per-value spread.
-pub(crate) fn runs_needed(spread_rel: f64, threshold: f64, alpha: f64) -> Option<usize> {
-    if !(spread_rel > 0.0 && threshold > 0.0 && spread_rel.is_finite()) {
-        return None;
-    }
-    const CAP: f64 = 1e7;
-    let z = normal_quantile(1.0 - alpha / 2.0);
-    let mut n = (8.0 * (z * spread_rel / threshold).powi(2)).max(2.0);
-    for _ in 0..20 {
-        if n > CAP {
-            return Some(CAP as usize);
-        }
-        let t = t_quantile(1.0 - alpha / 2.0, (2.0 * n.ceil() - 2.0).max(1.0));
-        let next = (8.0 * (t * spread_rel / threshold).powi(2)).max(2.0);
-        if (next - n).abs() < 0.5 {
-            n = next;
-            break;
-        }
-        n = next;
-    }
-    Some(n.ceil() as usize)
 }
 
 /// [`runs_needed`] with its uncertainty, from a spread of the runs of this comparison

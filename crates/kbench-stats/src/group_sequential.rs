@@ -28,7 +28,7 @@ use std::sync::{Mutex, OnceLock};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::calibration::normal;
+use crate::special::normal;
 use crate::special::{normal_quantile, normal_sf, t_pdf, t_sf};
 
 /// The seed of the simulation that finds the constant (recorded so every run of kbench

@@ -27,6 +27,7 @@ pub mod percentiles;
 pub mod pooled;
 pub mod rank;
 pub mod sequential;
+pub mod settle;
 pub mod special;
 
 pub use compare::{

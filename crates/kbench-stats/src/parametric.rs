@@ -130,3 +130,19 @@ pub fn fieller_ratio_ci(
     let (r1, r2) = ((centre - t * root) / quad, (centre + t * root) / quad);
     Some((r1.min(r2), r1.max(r2)))
 }
+
+/// Satterthwaite's (1946) degrees of freedom for a sum of variance estimates, each
+/// given with its own degrees of freedom.
+pub fn satterthwaite(terms: &[(f64, f64)]) -> f64 {
+    let total: f64 = terms.iter().map(|t| t.0).sum();
+    let denominator: f64 = terms
+        .iter()
+        .filter(|t| t.1 > 0.0)
+        .map(|t| t.0 * t.0 / t.1)
+        .sum();
+    if denominator > 0.0 {
+        total * total / denominator
+    } else {
+        terms.iter().map(|t| t.1).sum::<f64>().max(1.0)
+    }
+}

@@ -17,6 +17,7 @@
 //! ([`crate::group_sequential`]), which spends all of α by the bound rather than the
 //! always-valid rule's 2 % or so, and so decides right more often at the same bound.
 
+pub use crate::settle::{NoiseWanted, VarianceFrom, PRACTICAL_UNITS_PER_SIDE};
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{threshold_rel, verdict_from_interval, Scale, Verdict};
@@ -29,9 +30,6 @@ use crate::special::{f_sf, sd_interval_95};
 /// at 6 df; 3 a side with a calibration of 4 df) and within about 1.6 times the fixed t
 /// interval's width from 10 to 100 units.
 pub const PRIOR_EFFECT_VAR: f64 = 1.0;
-
-/// Beyond this many units a side an estimate of "how many more" is not practical advice.
-pub const PRACTICAL_UNITS_PER_SIDE: usize = 1000;
 
 /// A sequential A/B design, fixed before the first unit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -132,24 +130,6 @@ impl KnownNoise {
 /// spread take one unit against five to 6.7 % false claims; at 0.25 every cell of
 /// `tests/calibration_off.rs` holds α.
 pub const CALIBRATION_CHECK_P: f64 = 0.25;
-
-/// Where a variance estimate came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VarianceFrom {
-    /// This comparison's own units.
-    ThisComparison,
-    /// A calibration of this machine, pooled with this comparison's units.
-    CalibrationAndThisComparison,
-}
-
-/// What would give an estimate of the noise, when there is none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoiseWanted {
-    /// Two units on each side, or a calibration of this machine (`kbench calibrate`).
-    TwoUnitsASideOrCalibration,
-}
 
 /// What shrinks the noise of a unit when more units are not practical.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

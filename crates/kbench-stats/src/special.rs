@@ -2,6 +2,7 @@
 //! Kolmogorov). Written here so the crate has no numeric dependencies; each function is
 //! checked against scipy in `tests/fixtures.rs`.
 
+use rand::Rng;
 use std::f64::consts::{PI, SQRT_2};
 
 /// x > 0, false for NaN (written as a function so "not positive" reads clearly).
@@ -406,6 +407,14 @@ pub fn kolmogorov_sf(lambda: f64) -> f64 {
         sign = -sign;
     }
     (2.0 * sum).clamp(0.0, 1.0)
+}
+
+/// Standard normal deviate by Box-Muller (one of the pair; simple and exact): the
+/// simulations of this crate and its Monte-Carlo tests draw their normals here.
+pub fn normal(rng: &mut impl Rng) -> f64 {
+    let u1: f64 = 1.0 - rng.random::<f64>(); // in (0, 1]
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 #[cfg(test)]

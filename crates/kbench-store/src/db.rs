@@ -2,7 +2,8 @@
 //! parameters, rows of plain values, and write transactions. [`crate::Store`] writes
 //! each query once in the SQL both SQLite and PostgreSQL accept (`?1`-style
 //! parameters, `RETURNING`, `ON CONFLICT`); a backend translates what it must.
-use crate::store::StoreError;
+use crate::error::StoreError;
+use std::time::Duration;
 
 /// One value in a row or a parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,4 +320,31 @@ pub(crate) fn numbered(first: usize, n: usize) -> String {
 
 fn first_words(sql: &str) -> String {
     sql.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
+}
+
+/// Names how many seconds a writer waits for another kbench to finish before giving
+/// up; 30 when unset.
+pub const BUSY_TIMEOUT_ENV: &str = "KBENCH_BUSY_TIMEOUT";
+
+/// How long a writer waits for another to finish before giving up.
+pub fn busy_timeout() -> Duration {
+    std::env::var(BUSY_TIMEOUT_ENV)
+        .ok()
+        .and_then(|secs| secs.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs < 1e6)
+        .map_or(Duration::from_secs(30), Duration::from_secs_f64)
+}
+
+pub(crate) fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn json_text<T: serde::Serialize>(value: &Option<T>) -> Option<String> {
+    value.as_ref().and_then(|v| serde_json::to_string(v).ok())
+}
+
+/// A JSON column as its type; `None` when it is empty or does not read as one (a
+/// hand-made database's environment that is no object).
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(text: Option<&str>) -> Option<T> {
+    text.and_then(|t| serde_json::from_str(t).ok())
 }

@@ -3,10 +3,11 @@
 //! starting at once on a new database migrate it once. TLS is rustls (no OpenSSL, so
 //! the static binary stays static), used where the URL asks for it
 //! (`sslmode=require`), against the Mozilla roots or the file `sslrootcert` names.
+use crate::db::busy_timeout;
 use crate::db::{Cell, Db, Row};
+use crate::error::StoreError;
 use crate::location::PostgresTarget;
 use crate::schema::{current_version, POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION};
-use crate::store::{busy_timeout, StoreError};
 use futures_util::{SinkExt, TryStreamExt};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -735,26 +736,7 @@ impl Db for PostgresDb {
     }
 }
 
-/// The server's own message where there is one (`ERROR: permission denied for table
-/// sessions`), else the client's.
-pub fn describe_error(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                let s_text = s.to_string();
-                if !text.contains(&s_text) {
-                    text.push_str(": ");
-                    text.push_str(&s_text);
-                }
-                source = s.source();
-            }
-            text
-        }
-    }
-}
+pub use crate::error::describe_error;
 
 /// Whether a lock stayed held by another writer past the lock timeout.
 pub fn is_lock_timeout(e: &tokio_postgres::Error) -> bool {

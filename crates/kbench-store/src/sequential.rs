@@ -1,8 +1,10 @@
 //! Sequential designs and their looks ([`kbench_record::sequential`]): written by the
 //! commands that look after every unit, read back by a later compare of the labels.
 use crate::cells;
+use crate::db::to_i64;
 use crate::db::Row;
-use crate::store::{to_i64, Store, StoreError};
+use crate::error::StoreError;
+use crate::store::Store;
 use kbench_record::sequential::{
     Boundary, DesignedBy, Level, LookOutcome, LookRow, RecordedDesign, SequentialDesign,
     SequentialLook,

@@ -1,8 +1,9 @@
 //! The embedded backend: one SQLite file, in WAL mode, with a busy timeout, so two
 //! kbench processes can write one database.
+use crate::db::busy_timeout;
 use crate::db::{Cell, Db, Row};
+use crate::error::StoreError;
 use crate::schema::{current_version, MIGRATIONS};
-use crate::store::{busy_timeout, StoreError};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;

@@ -9,9 +9,9 @@
 //!
 //! CPUs of one kind but different `cpu_capacity` (a "prime" Cortex-X clocked higher than
 //! its siblings, say) form separate classes, because capacity is what the scheduler sees.
+use crate::cpu::{Arch, Cpu};
 use crate::cpufreq::{policy_of, CpufreqPolicy};
 use crate::cpuinfo::CpuInfo;
-use crate::topology::{Arch, Cpu};
 use crate::{format_cpulist, Sysroot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

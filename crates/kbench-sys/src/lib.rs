@@ -23,6 +23,7 @@
 pub mod checklist;
 pub mod classes;
 pub mod cmdline;
+pub mod cpu;
 pub mod cpufreq;
 pub mod cpuidle;
 pub mod cpuinfo;
