@@ -1,11 +1,11 @@
 //! What one run is: a workload in a fresh `kbench bench` child, or a shell command.
+use crate::arm::MeasuredRun;
 use crate::child::{
     run_command, run_workload, shell_join, stored_command_failure, stored_command_run,
     stored_workload_run, timed_out_message,
 };
 use crate::figures::FigureReader;
 use crate::hooks::HookFailure;
-use crate::scheduler::MeasuredRun;
 use crate::spec::WorkloadSpec;
 use crate::RunnerError;
 use kbench_record::{PlacementKind, StoredRun};

@@ -11,6 +11,7 @@
 #[macro_use]
 extern crate kbench_workloads;
 
+pub mod arm;
 pub mod capture;
 pub mod child;
 pub mod executor;

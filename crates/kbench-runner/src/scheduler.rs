@@ -1,11 +1,11 @@
 //! The one loop that runs everything: setups, warm-ups, blocks until the stop rule
 //! says so, cleanups; every run handed to the sink before the next one starts.
+pub use crate::arm::{ArmOutcome, MeasuredRun, Measurement, RunFailure};
 use crate::executor::{Executor, Unit};
 use crate::hooks::{run_hook, HookFailure, HookKind, Hooks};
 use crate::sink::RunSink;
-use crate::stop::{precision_pct, Decision, StopRule};
+use crate::stop::{Decision, StopRule};
 use crate::RunnerError;
-use kbench_record::{PlacementKind, Value};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -46,76 +46,6 @@ pub struct Schedule<'a, M = MeasuredRun> {
     /// The hooks of each arm; an arm without an entry has none.
     pub hooks: Vec<Hooks>,
     pub stop: &'a mut dyn StopRule<M>,
-}
-
-/// One measured run that succeeded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MeasuredRun {
-    /// Its values, one of them primary.
-    pub values: Vec<Value>,
-    /// Where its two tasks mostly ran (pipe, seccomp-notify).
-    pub placement: Option<PlacementKind>,
-}
-
-/// One measured attempt that failed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunFailure {
-    /// Which measured attempt of its arm, from 1.
-    pub attempt: u32,
-    pub message: String,
-    /// The command's exit status, or 1 for a workload that gave no record.
-    pub exit_status: i32,
-}
-
-/// What one arm gave: its units that counted (runs, or boots), and those that failed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArmOutcome<M = MeasuredRun> {
-    pub measured: Vec<M>,
-    pub failures: Vec<RunFailure>,
-    /// The hooks that failed, each stored as a failed run of the arm.
-    pub hook_failures: Vec<HookFailure>,
-    /// Measured attempts, failed ones included.
-    pub attempts: u32,
-    /// The run index the arm's next stored run gets.
-    pub next_index: u32,
-}
-
-impl<M> Default for ArmOutcome<M> {
-    fn default() -> Self {
-        ArmOutcome {
-            measured: Vec::new(),
-            failures: Vec::new(),
-            hook_failures: Vec::new(),
-            attempts: 0,
-            next_index: 0,
-        }
-    }
-}
-
-/// What the fixed rules read of a measured unit: its primary value, if it has one.
-pub trait Measurement {
-    fn primary_value(&self) -> Option<f64>;
-}
-
-impl Measurement for MeasuredRun {
-    fn primary_value(&self) -> Option<f64> {
-        self.values.iter().find(|v| v.primary).map(|v| v.value)
-    }
-}
-
-impl<M: Measurement> ArmOutcome<M> {
-    /// The primary value of each measured unit that has one, in order.
-    pub fn primary_values(&self) -> Vec<f64> {
-        self.measured
-            .iter()
-            .filter_map(Measurement::primary_value)
-            .collect()
-    }
-
-    /// Half-width of the 95% CI of the median of the primary values, in percent of it.
-    pub fn precision_pct(&self) -> Option<f64> {
-        precision_pct(&self.primary_values())
-    }
 }
 
 /// Told what happens, for progress and messages; every method does nothing by default

@@ -1,5 +1,5 @@
 //! When to stop repeating: asked before the first block and after every block.
-use crate::scheduler::{ArmOutcome, MeasuredRun, Measurement};
+use crate::arm::{ArmOutcome, MeasuredRun, Measurement};
 use kbench_record::sequential::SequentialLook;
 use std::time::Duration;
 
