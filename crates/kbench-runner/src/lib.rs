@@ -50,3 +50,11 @@ pub enum RunnerError {
     #[error("{0}")]
     GaveUp(String),
 }
+
+impl RunnerError {
+    /// Whether it is the user's mistake (exit status 2). A sink's error is not known
+    /// here: whose it is, its own type says ([`RunnerError::Sink`] holds it whole).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RunnerError::Usage(_))
+    }
+}

@@ -1,6 +1,7 @@
 //! kbench's run database (SQLite, or a lab's PostgreSQL) and its exports. It stores what
 //! kbench-import's readers return ([`Imported`]) without linking them.
 pub mod db;
+mod error;
 pub mod export;
 pub mod kernel_config;
 pub mod location;

@@ -41,10 +41,12 @@ pub enum StoreError {
     /// The file is not a kbench database, or is from a newer kbench: the user's input.
     #[error("{0}")]
     Unusable(String),
-    #[error("database error: {0}")]
+    /// A read-only, full or locked database is the user's ([`StoreError::is_usage`]),
+    /// and its text says which.
+    #[error("{}", crate::error::sqlite_message(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[cfg(feature = "postgres")]
-    #[error("PostgreSQL: {}", crate::postgres::describe_error(.0))]
+    #[error("{}", crate::error::postgres_message(.0))]
     Postgres(#[from] ::tokio_postgres::Error),
     /// A stored value does not read back (a config that does not decompress).
     #[error("corrupt database: {0}")]

@@ -64,6 +64,12 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
+    /// Whether the request is the user's to change (exit status 2); a machine without
+    /// what the workload needs, or a failed run, is exit status 1.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, WorkloadError::Usage(_))
+    }
+
     pub fn failed(context: &str, err: impl std::fmt::Display) -> Self {
         WorkloadError::Failed(format!("{context}: {err}"))
     }

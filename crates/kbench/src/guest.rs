@@ -231,7 +231,7 @@ fn boot_and_run(reporter: &mut Reporter) -> anyhow::Result<()> {
         reporter.send(Outgoing::Record(&run));
         Ok(())
     };
-    kbench_runner::run_suite(&plan, &mut report_run).map_err(crate::args::runner_error)?;
+    kbench_runner::run_suite(&plan, &mut report_run)?;
     let suite_ended = uptime_s();
     // Seconds since the kernel started: kbench's own cost per boot is the time from
     // /init to the first run and from the last run to here.

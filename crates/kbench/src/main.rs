@@ -18,13 +18,6 @@ mod vm;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-/// An analysis failure: a missing label or calibration is the user's input (exit 2).
-pub fn analysis_error(e: kbench_analysis::AnalysisError) -> anyhow::Error {
-    match e {
-        kbench_analysis::AnalysisError::Usage(message) => error::UsageError(message).into(),
-        kbench_analysis::AnalysisError::Store(e) => session::store_error(e),
-    }
-}
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -225,14 +218,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        // Whose mistake it is, asked once of every error in the chain.
         Err(e) => {
-            let code = if e.downcast_ref::<error::UsageError>().is_some() {
-                2
-            } else {
-                1
-            };
-            errln!("kbench: {}", one_line(&format!("{e:#}")));
-            ExitCode::from(code)
+            errln!("kbench: {}", one_line(&error::message(&e)));
+            ExitCode::from(error::exit_status(&e))
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Booting kernels under qemu with kbench as the initramfs /init, one boot at a time,
 //! each stored as a session: what `vm-ab` and `bisect` share. kbench-boot builds the
 //! qemu command and judges the log; this starts qemu, watches it and stores the boot.
-use crate::boots::{config_sha256, init_error, store_boot};
+use crate::boots::{config_sha256, store_boot};
 use crate::error::usage;
 use crate::session;
 use kbench_boot::cmdline::check_kernel_word;
@@ -266,8 +266,7 @@ impl Machine {
         // against 1.81 s, counted, for the 6.12 cloud kernel).
         let initrd = work.join(INITRAMFS_FILE);
         let kernels: Vec<&KernelImage> = sides.iter().map(|s| &s.image).collect();
-        let image = kbench_boot::init::static_init_image(args.init.as_deref(), &kernels)
-            .map_err(init_error)?;
+        let image = kbench_boot::init::static_init_image(args.init.as_deref(), &kernels)?;
         std::fs::write(&initrd, image.to_cpio())?;
         let accel = choose_accel(&args.accel, &setup, probe, work)?;
         errln!("kbench: {}", accel.reason);

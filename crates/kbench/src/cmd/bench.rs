@@ -11,7 +11,7 @@
 use crate::error::UsageError;
 use kbench_report::bench::{self as formats, RunFormat};
 use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, Parsed, Parser};
-use kbench_workloads::{Instruments, Workload, WorkloadError};
+use kbench_workloads::{Instruments, Workload};
 use std::io::Write;
 
 #[derive(Debug, clap::Args)]
@@ -357,7 +357,7 @@ fn run_one(
             print_out(&format.render(&record));
             Ok(0)
         }
-        Err(e) => Err(workload_error(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -381,11 +381,4 @@ fn run_all(collection: &str, format: &dyn RunFormat, instruments: Instruments) -
         }
     }
     i32::from(failed)
-}
-
-fn workload_error(e: WorkloadError) -> anyhow::Error {
-    match e {
-        WorkloadError::Usage(message) => UsageError(message).into(),
-        other => anyhow::Error::new(other),
-    }
 }

@@ -7,7 +7,6 @@
 //! `--resume`) and `git bisect log`. Every boot is a session labelled `NAME@COMMIT`, so
 //! a resumed bisection replays its decisions from the boots already stored and boots
 //! nothing twice, and `compare` reads any two commits' boots.
-use crate::error::tree_error;
 use crate::error::usage;
 use crate::guest::SuiteArgs;
 use crate::session::{self, DbArgs};
@@ -119,9 +118,7 @@ pub fn run(args: BisectArgs) -> anyhow::Result<i32> {
         return usage("--alpha must be in (0, 1) and --delta a percentage of at least 0");
     }
     let repo = args.tree.clone();
-    let states = tree::common_dir(&repo)
-        .map_err(tree_error)?
-        .join("kbench-bisect");
+    let states = tree::common_dir(&repo)?.join("kbench-bisect");
     if args.status {
         let (saved, dir) = saved_bisection(&args, &states)?;
         return status(&saved, &dir, &repo);
@@ -163,8 +160,8 @@ fn range(args: &BisectArgs) -> anyhow::Result<(String, String)> {
     let (Some(good), Some(bad)) = (&args.good, &args.bad) else {
         return usage("--good and --bad are needed to start a bisection");
     };
-    let good = tree::commit_of(&args.tree, good).map_err(tree_error)?;
-    let bad = tree::commit_of(&args.tree, bad).map_err(tree_error)?;
+    let good = tree::commit_of(&args.tree, good)?;
+    let bad = tree::commit_of(&args.tree, bad)?;
     if good == bad || !tree::is_ancestor(&args.tree, &good, &bad) {
         return usage(format!(
             "--good {} must be an ancestor of --bad {}",
@@ -344,8 +341,7 @@ impl Bisection {
         let Some(build) = &args.build else {
             return usage("--build is needed to start a bisection");
         };
-        let worktree =
-            Worktree::open_or_add(&repo, &dir.join("worktree"), &bad).map_err(tree_error)?;
+        let worktree = Worktree::open_or_add(&repo, &dir.join("worktree"), &bad)?;
         let cache = BuildCache {
             dir: dir.join("builds"),
         };
@@ -383,8 +379,7 @@ impl Bisection {
     }
 
     fn run(&mut self) -> anyhow::Result<i32> {
-        let commits =
-            tree::commits_between(&self.repo, &self.good, &self.bad).map_err(tree_error)?;
+        let commits = tree::commits_between(&self.repo, &self.good, &self.bad)?;
         errln!(
             "kbench: bisecting {} commits, {}..{}, in {}",
             commits,
@@ -406,10 +401,7 @@ impl Bisection {
             return Ok(0);
         };
         let mut steps: Vec<StepLine> = Vec::new();
-        let mut state = self
-            .worktree
-            .bisect_start(&self.good, &self.bad)
-            .map_err(tree_error)?;
+        let mut state = self.worktree.bisect_start(&self.good, &self.bad)?;
         let first_bad = loop {
             let commit = match state {
                 BisectState::Test(commit) => commit,
@@ -449,7 +441,7 @@ impl Bisection {
                 );
                 return Ok(1);
             }
-            state = self.worktree.mark(mark).map_err(tree_error)?;
+            state = self.worktree.mark(mark)?;
             self.save_log();
         };
         let confirmation = self.confirm(&first_bad, &metric, alpha)?;
@@ -664,10 +656,7 @@ impl Bisection {
 
     /// The build of `commit`, made unless kept.
     fn build_of(&mut self, commit: &str) -> anyhow::Result<Build> {
-        let (build, built) = self
-            .cache
-            .build(commit, &self.build, &self.worktree)
-            .map_err(tree_error)?;
+        let (build, built) = self.cache.build(commit, &self.build, &self.worktree)?;
         let first_use = self.builds_used.insert(commit.to_string());
         match (&build, built) {
             (_, false) if first_use => self.counts.kept_builds += 1,
@@ -684,7 +673,7 @@ impl Bisection {
     /// The next boot of `commit` under `label`: the stored one when this bisection
     /// stored it before (a resume), else a new boot. True when it succeeded.
     fn boot(&mut self, commit: &str, label: &str) -> anyhow::Result<bool> {
-        let stored = self.store.sessions(label).map_err(session::store_error)?;
+        let stored = self.store.sessions(label)?;
         let used = self.used.entry(label.to_string()).or_default();
         let mut ids: Vec<(i64, u64)> = stored.iter().map(|s| (s.id, s.runs)).collect();
         ids.sort_unstable();
@@ -739,7 +728,7 @@ impl Bisection {
 
     /// Each metric's units over the sessions of `label` used so far.
     fn units_of(&self, label: &str) -> anyhow::Result<BTreeMap<MetricName, BootUnits>> {
-        let data = LabelData::load(&self.store, label).map_err(crate::analysis_error)?;
+        let data = LabelData::load(&self.store, label)?;
         Ok(boot_units(
             &data,
             self.used.get(label).copied().unwrap_or(0),
@@ -925,14 +914,14 @@ fn status(args: &BisectArgs, dir: &Path, repo: &Path) -> anyhow::Result<i32> {
     }
     outln!("  build: {}", args.build.as_deref().unwrap_or("?"));
     let store = args.db.open_existing()?;
-    let labels = store.labels().map_err(session::store_error)?;
+    let labels = store.labels()?;
     let prefix = format!("{name}@");
     let confirm = format!("{name}:confirm@");
     for label in labels
         .iter()
         .filter(|l| l.label.starts_with(&prefix) || l.label.starts_with(&confirm))
     {
-        let sessions = store.sessions(&label.label).map_err(session::store_error)?;
+        let sessions = store.sessions(&label.label)?;
         let ok = sessions.iter().filter(|s| s.runs > 0).count();
         outln!(
             "  {}: {} boots ({} failed)",

@@ -2,7 +2,7 @@
 //! `pyperf system show`; `--tune` applies the safe fixes and `--reset` undoes them.
 use kbench_sys::checklist::{checklist, Check, CheckStatus};
 use kbench_sys::snapshot::EnvSnapshot;
-use kbench_sys::{format_cpulist, tune, SysError, Sysroot, Topology};
+use kbench_sys::{format_cpulist, tune, Sysroot, Topology};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -56,13 +56,6 @@ pub fn run(args: EnvArgs) -> anyhow::Result<i32> {
 }
 
 /// Turns library errors into the CLI convention: user mistakes exit 2, I/O failures exit 1.
-fn sys_error<T>(e: SysError) -> anyhow::Result<T> {
-    match e {
-        SysError::Io { .. } => Err(e.into()),
-        other => crate::error::usage(other.to_string()),
-    }
-}
-
 fn run_tune_or_reset(args: &EnvArgs, root: &Sysroot) -> anyhow::Result<i32> {
     if root.is_host() && !kbench_sys::is_root() {
         let flag = if args.tune { "--tune" } else { "--reset" };
@@ -78,7 +71,7 @@ fn run_tune_or_reset(args: &EnvArgs, root: &Sysroot) -> anyhow::Result<i32> {
     };
     let report = match result {
         Ok(report) => report,
-        Err(e) => return sys_error(e),
+        Err(e) => return Err(e.into()),
     };
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);

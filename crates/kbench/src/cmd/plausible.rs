@@ -31,15 +31,16 @@ pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
     let store = args.db.open_existing()?;
     let observed = match &args.base {
-        Some(base) => Some(
-            kbench_analysis::compare_labels(&store, base, &args.label, options)
-                .map_err(crate::analysis_error)?,
-        ),
+        Some(base) => Some(kbench_analysis::compare_labels(
+            &store,
+            base,
+            &args.label,
+            options,
+        )?),
         None => None,
     };
     let report =
-        kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())
-            .map_err(crate::analysis_error)?;
+        kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())?;
     verdict::print_plausible(&report, args.format)?;
     Ok(0)
 }

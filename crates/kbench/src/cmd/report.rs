@@ -26,7 +26,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         return crate::error::built_without("the HTML report", "report");
     }
     let options = args.verdict.options()?;
-    kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
+    kbench_analysis::compare::check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
     let comparisons = kbench_analysis::compare_each(
         &store,
@@ -34,8 +34,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         &args.new,
         options,
         &args.machines.choice(),
-    )
-    .map_err(crate::analysis_error)?;
+    )?;
     let page = kbench_report::html::render_loaded(&comparisons);
     crate::output::write_page(args.output.as_deref(), &page)?;
     Ok(0)

@@ -135,16 +135,13 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
     // It gathers its looks as they are recorded: each look after the first keeps to
     // what the first fixed.
     let mut recorded = match sequential {
-        Some(design) => Some(
-            crate::verdict::record_design(
-                &mut store,
-                (&sides[0].label, &sides[1].label),
-                design,
-                kbench_record::sequential::DesignedBy::VmAb,
-                Some(args.max_time as f64),
-            )
-            .map_err(session::store_error)?,
-        ),
+        Some(design) => Some(crate::verdict::record_design(
+            &mut store,
+            (&sides[0].label, &sides[1].label),
+            design,
+            kbench_record::sequential::DesignedBy::VmAb,
+            Some(args.max_time as f64),
+        )?),
         None => None,
     };
     let started = Instant::now();
@@ -170,8 +167,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             &sides[1].label,
             design,
             recorded.as_ref(),
-        )
-        .map_err(crate::analysis_error)?;
+        )?;
         let out_of_time = started.elapsed() >= Duration::from_secs(args.max_time);
         let last_pair = boot + 1 == 2 * boots_a_side;
         if !look.decided() && out_of_time && !last_pair {
@@ -189,9 +185,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
                 u64::from(boot.div_ceil(2)),
                 session::unix_now_ns(),
             );
-            store
-                .insert_sequential_look(recorded.id, &record)
-                .map_err(session::store_error)?;
+            store.insert_sequential_look(recorded.id, &record)?;
             recorded.looks.push(record);
         }
         let stop = look.decided() || out_of_time;
@@ -200,8 +194,8 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             break;
         }
     }
-    let report = kbench_analysis::compare_labels(&store, &sides[0].label, &sides[1].label, options)
-        .map_err(crate::analysis_error)?;
+    let report =
+        kbench_analysis::compare_labels(&store, &sides[0].label, &sides[1].label, options)?;
     if args.format == kbench_report::compare::Format::Text {
         if let Some(notice) = machine.notice() {
             outln!("{notice}\n");
