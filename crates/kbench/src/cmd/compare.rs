@@ -30,9 +30,10 @@ pub struct CompareArgs {
     /// included) is a regression (or any real change).
     #[arg(long, value_parser = verdict::fail_on_parser())]
     pub fail_on: Option<FailOn>,
-    /// A claimed saving per event, `EVENT=NS` (repeatable): after the comparison, whether
+    /// A claimed saving per event, `EVENT=AMOUNT` as `kbench plausible` takes it
+    /// (repeatable; `ipi=300`, `irq=5ns`, `irq=0.3us`, `ipi=28insns`): after the comparison, whether
     /// it could explain each change (as `kbench plausible NEW --base BASE` says).
-    #[arg(long, value_name = "EVENT=NS")]
+    #[arg(long, value_name = "EVENT=AMOUNT")]
     pub saving: Vec<String>,
     /// Look at the two labels with the sequential rule, whose interval holds at every
     /// look: for adding a session or boot at a time and asking again. It answers
