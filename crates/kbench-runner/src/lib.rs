@@ -9,7 +9,7 @@
 //! guest reports runs over its console without a database, and the store's sink lives
 //! with the command that opened the store.
 #[macro_use]
-extern crate kbench_workloads;
+extern crate kbench_term;
 
 pub mod capture;
 pub mod child;

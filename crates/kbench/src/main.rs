@@ -1,17 +1,16 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
 // print! and eprint! panic when their reader has gone (`kbench show | head -1`): all
-// output goes through out!, outln! and errln!, which end quietly instead.
+// output goes through kbench-term's out!, outln! and errln!, which end quietly instead.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
-extern crate kbench_workloads;
-#[macro_use]
-mod output;
+extern crate kbench_term;
 mod args;
 mod boots;
 mod cmd;
 mod error;
 mod guest;
 mod input;
+mod output;
 mod session;
 mod verdict;
 mod vm;

@@ -291,7 +291,7 @@ fn output_format(parsed: &Parsed) -> anyhow::Result<Box<dyn RunFormat>> {
 /// Prints what perf would print instead of running, and returns its exit code.
 fn emit(exit: &ParseExit) -> i32 {
     print_out(&exit.stdout);
-    kbench_workloads::write_stderr(&exit.stderr);
+    kbench_term::write_stderr(&exit.stderr);
     exit.code
 }
 
