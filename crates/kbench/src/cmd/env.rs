@@ -69,10 +69,7 @@ fn run_tune_or_reset(args: &EnvArgs, root: &Sysroot) -> anyhow::Result<i32> {
     } else {
         tune::reset(root, &state)
     };
-    let report = match result {
-        Ok(report) => report,
-        Err(e) => return Err(e.into()),
-    };
+    let report = result?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
