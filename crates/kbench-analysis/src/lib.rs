@@ -39,6 +39,17 @@ pub enum AnalysisError {
     Store(#[from] kbench_store::StoreError),
 }
 
+impl AnalysisError {
+    /// Whether the user can fix it (exit status 2): a label or calibration that is not
+    /// there, or a database of theirs that cannot be used ([`kbench_store::StoreError::is_usage`]).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            AnalysisError::Usage(_) => true,
+            AnalysisError::Store(e) => e.is_usage(),
+        }
+    }
+}
+
 /// A session's environment snapshot, when it has one that reads.
 pub fn snapshot(session: &kbench_store::SessionRow) -> Option<&kbench_sys::EnvSnapshot> {
     session.environment.as_ref()?.snapshot.as_ref()

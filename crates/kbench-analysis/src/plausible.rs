@@ -44,16 +44,17 @@ pub struct Saving {
 }
 
 /// `--saving`'s amounts: a number with a time unit (ns when none) or instructions.
+/// Microseconds are `us`, or `µs` with the micro sign or the Greek mu.
 fn parse_amount(text: &str) -> Option<(f64, CostUnit)> {
     let text = text.trim();
     let digits_end = text
-        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .find(|c: char| c.is_alphabetic() && c != 'e' && c != 'E')
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits_end);
     let value: f64 = number.trim().parse().ok()?;
     let (scale, cost_unit) = match unit.trim() {
         "" | "ns" => (1.0, CostUnit::Ns),
-        "us" => (1e3, CostUnit::Ns),
+        "us" | "\u{b5}s" | "\u{3bc}s" => (1e3, CostUnit::Ns),
         "ms" => (1e6, CostUnit::Ns),
         "insn" | "insns" => (1.0, CostUnit::Insns),
         _ => return None,
@@ -469,11 +470,23 @@ mod tests {
         };
         assert_eq!(amount("irq=5ns"), (5.0, CostUnit::Ns));
         assert_eq!(amount("irq=0.3us"), (300.0, CostUnit::Ns));
+        // µs as the micro sign (U+00B5) and as the Greek mu (U+03BC) write it.
+        assert_eq!(amount("irq=0.3\u{b5}s"), (300.0, CostUnit::Ns));
+        assert_eq!(amount("irq=0.3\u{3bc}s"), (300.0, CostUnit::Ns));
+        assert_eq!(amount("irq=1ms"), (1e6, CostUnit::Ns));
+        assert_eq!(amount("irq=0.002ms"), (2000.0, CostUnit::Ns));
+        assert_eq!(amount("irq=5 ns"), (5.0, CostUnit::Ns));
         assert_eq!(amount("irq=5"), (5.0, CostUnit::Ns));
         assert_eq!(amount("irq=1e3"), (1000.0, CostUnit::Ns));
         assert_eq!(amount("ipi=28insns"), (28.0, CostUnit::Insns));
         assert_eq!(amount("ipi=28 insn"), (28.0, CostUnit::Insns));
         assert!(Saving::parse("ipi").unwrap_err().contains("EVENT=NS"));
+        for bad in ["irq=5s", "irq=5\u{b5}", "irq=5ns5", "irq=\u{b5}s"] {
+            assert!(
+                Saving::parse(bad).unwrap_err().contains("positive number"),
+                "{bad}"
+            );
+        }
         assert!(Saving::parse("ipi=5cycles")
             .unwrap_err()
             .contains("positive number"));

@@ -84,31 +84,11 @@ pub fn parse_cmdline(cmdline: &str) -> Result<BootRequest, String> {
     Ok(request)
 }
 
-/// `key=value` words of a command line, with `"..."` values kept whole.
+/// `key=value` words of a command line, as the kernel reads them (a `"..."` value kept
+/// whole); a bare `key` with an empty value.
 fn cmdline_words(cmdline: &str) -> Vec<(String, String)> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quoted = false;
-    for c in cmdline.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            c if c.is_whitespace() && !quoted => {
-                if !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                }
-            }
-            c => word.push(c),
-        }
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
-        .into_iter()
-        .map(|w| match w.split_once('=') {
-            Some((k, v)) => (k.to_string(), v.to_string()),
-            None => (w, String::new()),
-        })
+    kbench_sys::cmdline::params(cmdline)
+        .map(|p| (p.name.to_string(), p.value.unwrap_or("").to_string()))
         .collect()
 }
 
@@ -490,6 +470,20 @@ mod tests {
         assert!(parse_cmdline("kbench.session=x kbench.runs=many").is_err());
         let quick = parse_cmdline("kbench.session=x kbench.quick").unwrap();
         assert!(quick.suite.len() > 1);
+    }
+
+    #[test]
+    fn the_command_line_is_split_as_the_kernel_splits_it() {
+        // The words after init's `--` are this /init's too.
+        let r = parse_cmdline("quiet -- kbench.session=x kbench.runs=2").unwrap();
+        assert_eq!((r.nonce.as_str(), r.runs), ("x", 2));
+        // A whole word quoted, as the kernel takes it.
+        let r = parse_cmdline("\"kbench.session=x\" \"kbench.suite=pipe:-l 5\"").unwrap();
+        assert_eq!(r.suite, ["pipe:-l 5"]);
+        // A quote inside a value stays, as the kernel leaves it (it was dropped here
+        // before, where the kernel's own parameters kept it).
+        let r = parse_cmdline("kbench.session=x kbench.suite=pipe:\"-l 5\"").unwrap();
+        assert_eq!(r.suite, ["pipe:\"-l 5\""]);
     }
 
     #[test]

@@ -51,6 +51,13 @@ pub enum LavaJobError {
     Yaml(#[from] serde_saphyr::SerializeError),
 }
 
+impl LavaJobError {
+    /// Whether the user can fix it by asking for another job (exit status 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, LavaJobError::Usage(_))
+    }
+}
+
 fn usage_error<T>(message: impl Into<String>) -> Result<T, LavaJobError> {
     Err(LavaJobError::Usage(message.into()))
 }

@@ -6,7 +6,7 @@
 //! boot's console log turned into the session and runs stored of it ([`stored`]); a
 //! bisection's git worktree and build cache ([`tree`]).
 #[macro_use]
-extern crate kbench_workloads;
+extern crate kbench_term;
 
 pub mod bisect;
 pub mod cmdline;

@@ -86,6 +86,13 @@ pub enum StoreBootError {
     StoredAlready { uuid: String, label: String },
 }
 
+impl StoreBootError {
+    /// Whether the user can fix it (exit status 2): every case is a log given twice.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, StoreBootError::StoredAlready { .. })
+    }
+}
+
 impl JudgedBoot {
     /// Reads one boot's log (the framed lines of `nonce`) and judges it. `now_unix_ns`
     /// starts the session of a guest that sent none.

@@ -1,6 +1,6 @@
 //! `/proc` and `/sys` files as kbench-sys reads them (`kbench env`, the environment
 //! snapshot of every session, `--sysroot` fixture trees).
-use kbench_sys::cmdline::{isolcpus_cpus, kernel_param};
+use kbench_sys::cmdline::{isolcpus_cpus, kernel_param, params};
 use kbench_sys::cpuidle::CpuIdle;
 use kbench_sys::cpuinfo::CpuInfo;
 use kbench_sys::cpulist::MAX_CPU_ID;
@@ -117,11 +117,11 @@ pub fn sys_cmdline(data: &[u8]) {
             let _ = isolcpus_cpus(&value);
         }
     }
-    if let Some(first) = cmdline.split_whitespace().next() {
-        let name = first.split('=').next().unwrap_or(first);
+    if let Some(first) = params(&cmdline).next() {
         assert!(
-            kernel_param(&cmdline, name).is_some() || first == "--",
-            "{first}"
+            kernel_param(&cmdline, first.name).is_some()
+                || (first.name == "--" && first.value.is_none()),
+            "{first:?}"
         );
     }
     let _ = isolcpus_cpus(&cmdline);

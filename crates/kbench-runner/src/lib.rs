@@ -9,7 +9,7 @@
 //! guest reports runs over its console without a database, and the store's sink lives
 //! with the command that opened the store.
 #[macro_use]
-extern crate kbench_workloads;
+extern crate kbench_term;
 
 pub mod arm;
 pub mod capture;
@@ -61,4 +61,12 @@ pub enum RunnerError {
     /// The stop rule gave up: every arm kept failing.
     #[error("{0}")]
     GaveUp(String),
+}
+
+impl RunnerError {
+    /// Whether it is the user's mistake (exit status 2). A sink's error is not known
+    /// here: whose it is, its own type says ([`RunnerError::Sink`] holds it whole).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RunnerError::Usage(_))
+    }
 }

@@ -45,3 +45,12 @@ pub enum SysError {
     #[error("{0}")]
     TuneState(String),
 }
+
+impl SysError {
+    /// Whether it is the user's input (a CPU list, a `--cpus` spec, a sysroot, a kernel
+    /// config, the tune state): exit status 2. A file of /sys or /proc that cannot be
+    /// read or written is not.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, SysError::Io { .. })
+    }
+}

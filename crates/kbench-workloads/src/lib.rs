@@ -32,20 +32,8 @@ pub mod workers;
 
 pub use record::{RunRecord, RusageDelta, TaskCpus};
 
-/// Writes `text` to stderr, losing it when stderr is closed or its reader went away:
-/// `eprint!` panics then, and a message is never worth a run (or a forked worker).
-pub fn write_stderr(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
-
-/// `eprintln!` that never panics (see [`write_stderr`]).
-#[macro_export]
-macro_rules! errln {
-    ($($arg:tt)*) => {
-        $crate::write_stderr(&format!("{}\n", format_args!($($arg)*)))
-    };
-}
+// `eprintln!` that never panics, kbench-term's, as `crate::errln!` here.
+pub(crate) use kbench_term::errln;
 
 use perfopt::{OptSpec, Parsed};
 
@@ -64,6 +52,12 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
+    /// Whether the request is the user's to change (exit status 2); a machine without
+    /// what the workload needs, or a failed run, is exit status 1.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, WorkloadError::Usage(_))
+    }
+
     pub fn failed(context: &str, err: impl std::fmt::Display) -> Self {
         WorkloadError::Failed(format!("{context}: {err}"))
     }

@@ -217,16 +217,6 @@ pub fn resolve_optional_cpus(spec: Option<&str>) -> anyhow::Result<Option<Vec<u3
     spec.map(resolve_cpus).transpose()
 }
 
-/// A runner's error as the binary reports it: the user's mistake is exit 2, a sink's
-/// error keeps its own kind.
-pub fn runner_error(e: kbench_runner::RunnerError) -> anyhow::Error {
-    match e {
-        kbench_runner::RunnerError::Usage(message) => crate::error::UsageError(message).into(),
-        kbench_runner::RunnerError::Sink(e) | kbench_runner::RunnerError::Executor(e) => e,
-        e @ kbench_runner::RunnerError::GaveUp(_) => e.into(),
-    }
-}
-
 /// Which kernel and which machine: `run`, `exec`, `ab` and `calibrate` store them with
 /// their sessions, for `list`, `history --by commit` and `--machine`.
 #[derive(Debug, Clone, clap::Args)]

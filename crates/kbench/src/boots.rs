@@ -1,10 +1,8 @@
 //! The binary's side of a boot (`vm-ab`, `bisect`, `import-console`, `initramfs`):
 //! kbench-boot judges a boot's log, and this stores it; kbench-boot's errors reach the
 //! user with the exit status they call for.
-use crate::error::UsageError;
 use crate::session;
-use kbench_boot::init::InitError;
-use kbench_boot::machine::{Boot, MachineError};
+use kbench_boot::machine::Boot;
 use kbench_boot::stored::{BootTarget, HostView, JudgedBoot};
 use kbench_record::sequential::SequentialLook;
 use kbench_store::Store;
@@ -33,22 +31,19 @@ pub fn store_judged(
     kernel_config: Option<&str>,
 ) -> anyhow::Result<bool> {
     if let Some(uuid) = &boot.session.uuid {
-        let stored_under = store.label_of_uuid(uuid).map_err(session::store_error)?;
-        boot.settle_identity(stored_under.as_deref())
-            .map_err(|e| UsageError(e.to_string()))?;
+        let stored_under = store.label_of_uuid(uuid)?;
+        boot.settle_identity(stored_under.as_deref())?;
     }
     if let Some(reason) = &boot.failure {
         errln!("kbench: boot of {} failed: {reason}", boot.session.label);
     }
-    store
-        .insert_boot(&kbench_store::NewBoot {
-            session: &boot.session,
-            console_log: log,
-            kernel_config,
-            runs: &boot.runs,
-            ended_unix_ns: session::unix_now_ns(),
-        })
-        .map_err(session::store_error)?;
+    store.insert_boot(&kbench_store::NewBoot {
+        session: &boot.session,
+        console_log: log,
+        kernel_config,
+        runs: &boot.runs,
+        ended_unix_ns: session::unix_now_ns(),
+    })?;
     Ok(boot.failure.is_none())
 }
 
@@ -76,9 +71,7 @@ impl kbench_runner::RunSink<Boot> for BootStore<'_> {
 
     fn keep_look(&mut self, look: &SequentialLook) -> anyhow::Result<()> {
         if let Some(design) = self.design {
-            self.store
-                .insert_sequential_look(design, look)
-                .map_err(session::store_error)?;
+            self.store.insert_sequential_look(design, look)?;
         }
         Ok(())
     }
@@ -87,23 +80,4 @@ impl kbench_runner::RunSink<Boot> for BootStore<'_> {
 /// The hash a guest's /proc/config.gz is compared with.
 pub fn config_sha256(config: Option<&str>) -> Option<String> {
     config.map(kbench_store::config_hash)
-}
-
-/// A /init the user can fix by naming another file is their mistake (exit 2).
-pub fn init_error(e: InitError) -> anyhow::Error {
-    if e.is_usage() {
-        UsageError(e.to_string()).into()
-    } else {
-        e.into()
-    }
-}
-
-/// A machine that cannot boot for the user's reason (a kernel that is no kernel, no
-/// qemu) is exit 2.
-pub fn machine_error(e: MachineError) -> anyhow::Error {
-    if e.is_usage() {
-        UsageError(e.to_string()).into()
-    } else {
-        e.into()
-    }
 }

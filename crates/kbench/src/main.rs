@@ -1,30 +1,22 @@
 //! kbench: rigorous A/B benchmarking of kernel hot paths.
 // print! and eprint! panic when their reader has gone (`kbench show | head -1`): all
-// output goes through out!, outln! and errln!, which end quietly instead.
+// output goes through kbench-term's out!, outln! and errln!, which end quietly instead.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
-extern crate kbench_workloads;
-#[macro_use]
-mod output;
+extern crate kbench_term;
 mod args;
 mod boots;
 mod cmd;
 mod error;
 mod guest;
 mod input;
+mod output;
 mod session;
 mod verdict;
 mod vm;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-/// An analysis failure: a missing label or calibration is the user's input (exit 2).
-pub fn analysis_error(e: kbench_analysis::AnalysisError) -> anyhow::Error {
-    match e {
-        kbench_analysis::AnalysisError::Usage(message) => error::UsageError(message).into(),
-        kbench_analysis::AnalysisError::Store(e) => session::store_error(e),
-    }
-}
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -225,14 +217,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        // Whose mistake it is, asked once of every error in the chain.
         Err(e) => {
-            let code = if e.downcast_ref::<error::UsageError>().is_some() {
-                2
-            } else {
-                1
-            };
-            errln!("kbench: {}", one_line(&format!("{e:#}")));
-            ExitCode::from(code)
+            errln!("kbench: {}", one_line(&error::message(&e)));
+            ExitCode::from(error::exit_status(&e))
         }
     }
 }

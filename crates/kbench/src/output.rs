@@ -1,17 +1,9 @@
 //! Whole texts to standard output, and whole files.
 use crate::error::usage;
-use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to stdout. A closed stdout (`kbench ... | head -1`) ends the output
-/// quietly: the reader took all it wanted. Any other failure is an error.
-pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
-}
+/// stdout that ends quietly when closed, kbench-term's, as `out!` and `outln!` write.
+pub use kbench_term::write_stdout;
 
 /// Writes `path` through a temporary file beside it, renamed over it once complete: a
 /// killed kbench or a full disk leaves the old file or none, never half an image.
@@ -26,24 +18,6 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(&partial);
         usage(format!("cannot write {}: {e}", path.display()))
     })
-}
-
-/// `print!` that ends quietly on a closed stdout (see [`write_stdout`]) rather than
-/// panicking as `print!` does; any other write error is returned with `?`.
-macro_rules! out {
-    ($($arg:tt)*) => {
-        $crate::output::write_stdout(format!($($arg)*).as_bytes())?
-    };
-}
-
-/// `println!` as [`out!`] is `print!`.
-macro_rules! outln {
-    () => {
-        $crate::output::write_stdout(b"\n")?
-    };
-    ($($arg:tt)*) => {
-        $crate::output::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())?
-    };
 }
 
 /// A page to `output`, whole, saying where it went and its size; to stdout without one.

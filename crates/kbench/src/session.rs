@@ -1,6 +1,5 @@
 //! Opening the database and starting a session with everything about this boot.
-use crate::error::UsageError;
-use kbench_store::{NewSession, Store, StoreError};
+use kbench_store::{NewSession, Store};
 use std::path::{Path, PathBuf};
 
 /// The `--db` option every database command takes.
@@ -25,58 +24,12 @@ impl DbArgs {
 
     /// The database to read: it must exist; a command that only reads makes nothing.
     pub fn open_existing(&self) -> anyhow::Result<Store> {
-        Store::open_existing(&self.path()).map_err(store_error)
+        Ok(Store::open_existing(&self.path())?)
     }
 }
 
 pub fn open_store(path: &Path) -> anyhow::Result<Store> {
-    Store::open(path).map_err(store_error)
-}
-
-/// A database the user pointed at that cannot be used is their input error.
-pub fn store_error(e: StoreError) -> anyhow::Error {
-    match e {
-        StoreError::Unusable(message) => UsageError(message).into(),
-        StoreError::Sqlite(e) if kbench_store::store::is_read_only(&e) => {
-            UsageError(format!("the database is read-only: {e}")).into()
-        }
-        StoreError::Sqlite(e) if kbench_store::store::is_disk_full(&e) => {
-            UsageError(format!("the disk holding the database is full: {e}")).into()
-        }
-        StoreError::Sqlite(e) if kbench_store::store::is_busy(&e) => UsageError(format!(
-            "the database stayed locked by another process for {} s (${}): {e}",
-            kbench_store::store::busy_timeout().as_secs_f64(),
-            kbench_store::store::BUSY_TIMEOUT_ENV
-        ))
-        .into(),
-        #[cfg(feature = "shared-store")]
-        StoreError::Postgres(e) if kbench_store::postgres::is_permission_denied(&e) => {
-            UsageError(format!(
-                "the database refused this role (one that may read may not write): {}",
-                kbench_store::postgres::describe_error(&e)
-            ))
-            .into()
-        }
-        #[cfg(feature = "shared-store")]
-        StoreError::Postgres(e) if kbench_store::postgres::is_lock_timeout(&e) => {
-            UsageError(format!(
-                "another writer held a lock in the database for {} s (${}): {}",
-                kbench_store::store::busy_timeout().as_secs_f64(),
-                kbench_store::store::BUSY_TIMEOUT_ENV,
-                kbench_store::postgres::describe_error(&e)
-            ))
-            .into()
-        }
-        #[cfg(feature = "shared-store")]
-        StoreError::Postgres(e) if kbench_store::postgres::is_connection_lost(&e) => {
-            UsageError(format!(
-                "the connection to the PostgreSQL server was lost: {}",
-                kbench_store::postgres::describe_error(&e)
-            ))
-            .into()
-        }
-        other => anyhow::Error::new(other),
-    }
+    Ok(Store::open(path)?)
 }
 
 pub use kbench_workloads::measure::unix_now_ns;
@@ -146,9 +99,9 @@ pub fn running_kernel_config() -> anyhow::Result<Option<String>> {
 /// apart. The config is read first: a bad `$KBENCH_KERNEL_CONFIG` starts nothing.
 pub fn begin_session(store: &mut Store, new: &NewSession) -> anyhow::Result<i64> {
     let config = running_kernel_config()?;
-    let id = store.begin_session(new).map_err(store_error)?;
+    let id = store.begin_session(new)?;
     if let Some(text) = config {
-        store.set_kernel_config(id, &text).map_err(store_error)?;
+        store.set_kernel_config(id, &text)?;
     }
     Ok(id)
 }
@@ -198,9 +151,7 @@ impl kbench_runner::RunSink for StoreSink<'_> {
             [one] => *one,
             ids => ids[arm],
         };
-        self.store
-            .insert_run(session_id, &run)
-            .map(|_| ())
-            .map_err(store_error)
+        self.store.insert_run(session_id, &run)?;
+        Ok(())
     }
 }

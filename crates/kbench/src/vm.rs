@@ -1,6 +1,5 @@
 //! The qemu machine's options, and the sides it boots: kbench-boot's machine boots
 //! them (`vm-ab`, `bisect`), each boot a unit of the runner's scheduler.
-use crate::boots::machine_error;
 use crate::error::usage;
 use crate::session;
 use kbench_boot::cmdline::check_kernel_word;
@@ -177,10 +176,10 @@ pub fn boot_side(
     name: &str,
 ) -> anyhow::Result<BootSide> {
     session::check_label(&label)?;
-    BootSide::new(image, label, path, own_words, work, name).map_err(machine_error)
+    Ok(BootSide::new(image, label, path, own_words, work, name)?)
 }
 
 /// A bzImage, an arm64 Image or a Debian linux-image-*.deb, read.
 pub fn read_kernel(path: &Path) -> anyhow::Result<KernelImage> {
-    kbench_boot::machine::read_kernel(path).map_err(machine_error)
+    Ok(kbench_boot::machine::read_kernel(path)?)
 }

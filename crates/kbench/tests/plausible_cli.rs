@@ -132,3 +132,36 @@ fn bad_savings_are_one_line_and_exit_2() {
         one_line_error(&out, 2, args);
     }
 }
+
+#[test]
+fn a_saving_reads_with_its_time_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    ok_on(&db, &["run", "pipe:-l 200", "--runs", "2", "--label", "x"]);
+    let mut args = vec!["plausible", "x", "--format", "json"];
+    for saving in [
+        "irq=5ns",
+        "irq=0.3us",
+        "irq=0.3µs",
+        "irq=0.3μs",
+        "irq=1ms",
+        "irq=5",
+    ] {
+        args.extend(["--saving", saving]);
+    }
+    let json: serde_json::Value = serde_json::from_str(&ok_on(&db, &args)).unwrap();
+    let amounts: Vec<f64> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            assert_eq!(row["saving"]["unit"], "ns", "{row}");
+            row["saving"]["amount"].as_f64().unwrap()
+        })
+        .collect();
+    assert_eq!(amounts, [5.0, 300.0, 300.0, 300.0, 1e6, 5.0], "{json}");
+    // A unit it does not know is one line, exit 2.
+    let bad = ["plausible", "x", "--saving", "irq=5s"];
+    let err = one_line_error(&kbench_on(&db, &bad), 2, &bad);
+    assert!(err.contains("--saving irq=5s"), "{err}");
+}

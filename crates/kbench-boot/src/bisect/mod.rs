@@ -66,6 +66,16 @@ impl BisectError {
             BisectError::Keeper(_) | BisectError::Io(_) | BisectError::Json(_) => false,
         }
     }
+
+    /// The error of the store or the executor this one carries, which says itself
+    /// whose it is.
+    pub fn wrapped(&self) -> Option<&anyhow::Error> {
+        match self {
+            BisectError::Keeper(e)
+            | BisectError::Runner(RunnerError::Sink(e) | RunnerError::Executor(e)) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// Where a bisection's boots are kept (the store): each boot as it is made, and the
@@ -404,7 +414,7 @@ impl<'a> Bisection<'a> {
         );
         self.boot_schedule(&[(commit, &label)], &mut driver)?;
         Ok(match driver.latest() {
-            Some(StepState::Looked(look)) => StepOutcome::Looked(look.clone()),
+            Some(StepState::Looked(look)) => StepOutcome::Looked(*look),
             Some(StepState::BootsFailed(n)) => StepOutcome::BootsFailed(*n),
             None => StepOutcome::BootsFailed(0),
         })

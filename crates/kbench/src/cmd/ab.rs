@@ -3,7 +3,7 @@
 //! command's own figures (perf bench, perf stat, hackbench, ...) are read from its
 //! output; a failing hook stops the A/B (the interleaving would be broken), keeping
 //! what was stored.
-use crate::args::{resolve_optional_cpus, run_timeout, runner_error, FigureArgs, HookArgs};
+use crate::args::{resolve_optional_cpus, run_timeout, FigureArgs, HookArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs, StoreSink};
 use kbench_record::sequential::{DesignedBy, SequentialLook};
@@ -195,8 +195,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
                 ),
                 DesignedBy::Ab,
                 Some(args.max_time),
-            )
-            .map_err(session::store_error)?
+            )?
             .id,
         ),
         None => None,
@@ -214,18 +213,13 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         said_looks.as_mut(),
     );
     for id in session_ids {
-        store
-            .end_session(id, session::unix_now_ns())
-            .map_err(session::store_error)?;
+        store.end_session(id, session::unix_now_ns())?;
     }
     let hook_failed = result?;
     // Both labels read once, for the verdict and the sequential look.
-    let load = |label: &str| {
-        kbench_analysis::LabelData::load(&store, label).map_err(crate::analysis_error)
-    };
+    let load = |label: &str| kbench_analysis::LabelData::load(&store, label);
     let (base, new) = (load(&label_a)?, load(&label_b)?);
-    let report = kbench_analysis::compare_loaded(&store, &base, &new, options, &machines)
-        .map_err(crate::analysis_error)?;
+    let report = kbench_analysis::compare_loaded(&store, &base, &new, options, &machines)?;
     if args.format == kbench_report::format::Format::Text {
         outln!("A ({label_a}): {}\nB ({label_b}): {}\n", args.a, args.b);
     }
@@ -245,8 +239,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             // This run's design has no look recorded yet: the runner's looks and this
             // one are recorded together below.
             None,
-        )
-        .map_err(crate::analysis_error)?;
+        )?;
         // The runs have stopped: what is still open (the time bound) is undecided.
         sequential.close_undecided();
         if let (Some(id), Some(driver)) = (design, &said_looks) {
@@ -319,8 +312,7 @@ fn interleave(
         stop,
     };
     let mut observer = SideMessages { labels };
-    let outcomes = kbench_runner::scheduler::run(schedule, &mut arms, sink, &mut observer)
-        .map_err(runner_error)?;
+    let outcomes = kbench_runner::scheduler::run(schedule, &mut arms, sink, &mut observer)?;
     Ok(outcomes.iter().any(|o| !o.hook_failures.is_empty()))
 }
 
@@ -395,9 +387,7 @@ fn record_looks(
         session::unix_now_ns(),
     );
     for look in records.chain([closing]) {
-        store
-            .insert_sequential_look(design, &look)
-            .map_err(session::store_error)?;
+        store.insert_sequential_look(design, &look)?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@
 use crate::error::UsageError;
 use kbench_report::bench::{self as formats, RunFormat};
 use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, Parsed, Parser};
-use kbench_workloads::{Instruments, Workload, WorkloadError};
+use kbench_workloads::{Instruments, Workload};
 use std::io::Write;
 
 #[derive(Debug, clap::Args)]
@@ -291,7 +291,7 @@ fn output_format(parsed: &Parsed) -> anyhow::Result<Box<dyn RunFormat>> {
 /// Prints what perf would print instead of running, and returns its exit code.
 fn emit(exit: &ParseExit) -> i32 {
     print_out(&exit.stdout);
-    kbench_workloads::write_stderr(&exit.stderr);
+    kbench_term::write_stderr(&exit.stderr);
     exit.code
 }
 
@@ -357,7 +357,7 @@ fn run_one(
             print_out(&format.render(&record));
             Ok(0)
         }
-        Err(e) => Err(workload_error(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -381,11 +381,4 @@ fn run_all(collection: &str, format: &dyn RunFormat, instruments: Instruments) -
         }
     }
     i32::from(failed)
-}
-
-fn workload_error(e: WorkloadError) -> anyhow::Error {
-    match e {
-        WorkloadError::Usage(message) => UsageError(message).into(),
-        other => anyhow::Error::new(other),
-    }
 }

@@ -9,14 +9,14 @@
 //! replays its decisions from the boots already stored and boots nothing twice, and
 //! `compare` reads any two commits' boots.
 use crate::boots::BootStore;
-use crate::error::{tree_error, usage};
+use crate::error::usage;
 use crate::guest::GuestSuiteArgs;
 use crate::session::{self, DbArgs};
 use crate::vm::QemuArgs;
 use kbench_analysis::bisect::{MetricName, StepOutcome};
 use kbench_boot::bisect::lookers::StepState;
 use kbench_boot::bisect::plan::{self, BisectPlan};
-use kbench_boot::bisect::{BisectError, BisectEvents, BisectOutcome, Bisection, BootKeeper};
+use kbench_boot::bisect::{BisectEvents, BisectOutcome, Bisection, BootKeeper};
 use kbench_boot::tree;
 use kbench_record::stored::SessionWithRuns;
 use kbench_report::bisect::{describe_look, describe_outcome, describe_step, short};
@@ -103,13 +103,10 @@ pub fn run(args: BisectArgs) -> anyhow::Result<i32> {
     if !(args.alpha > 0.0 && args.alpha < 1.0 && delta >= 0.0 && delta.is_finite()) {
         return usage("--alpha must be in (0, 1) and --delta a percentage of at least 0");
     }
-    let states = tree::common_dir(&args.tree)
-        .map_err(tree_error)?
-        .join("kbench-bisect");
+    let states = tree::common_dir(&args.tree)?.join("kbench-bisect");
     if args.status || args.resume {
-        let (_, dir) =
-            plan::state_dir(&states, args.name.as_deref(), &args.tree).map_err(bisect_error)?;
-        let mut saved = BisectPlan::load(&dir).map_err(bisect_error)?;
+        let (_, dir) = plan::state_dir(&states, args.name.as_deref(), &args.tree)?;
+        let mut saved = BisectPlan::load(&dir)?;
         // The database as given now, if given (a saved one has no password).
         if let Some(db) = &args.db.db {
             saved.db = Some(db.display().to_string());
@@ -122,7 +119,7 @@ pub fn run(args: BisectArgs) -> anyhow::Result<i32> {
     }
     let plan = new_plan(&args, delta)?;
     let dir = states.join(&plan.name);
-    plan.save(&dir).map_err(bisect_error)?;
+    plan.save(&dir)?;
     bisect(plan, dir, args.tree)
 }
 
@@ -133,8 +130,8 @@ fn new_plan(args: &BisectArgs, delta_pct: f64) -> anyhow::Result<BisectPlan> {
     let (Some(good_rev), Some(bad_rev), Some(build)) = (&args.good, &args.bad, &args.build) else {
         return usage("--good, --bad and --build are needed to start a bisection");
     };
-    let good = tree::commit_of(&args.tree, good_rev).map_err(tree_error)?;
-    let bad = tree::commit_of(&args.tree, bad_rev).map_err(tree_error)?;
+    let good = tree::commit_of(&args.tree, good_rev)?;
+    let bad = tree::commit_of(&args.tree, bad_rev)?;
     if good == bad || !tree::is_ancestor(&args.tree, &good, &bad) {
         return usage(format!(
             "--good {} must be an ancestor of --bad {}",
@@ -191,9 +188,8 @@ fn bisect(plan: BisectPlan, dir: PathBuf, repo: PathBuf) -> anyhow::Result<i32> 
     let events = Said {
         delta_pct: plan.delta_pct,
     };
-    let mut bisection =
-        Bisection::open(plan, dir, repo, &mut keeper, &events).map_err(bisect_error)?;
-    match bisection.run().map_err(bisect_error)? {
+    let mut bisection = Bisection::open(plan, dir, repo, &mut keeper, &events)?;
+    match bisection.run()? {
         BisectOutcome::NoChange(looks) if looks.is_empty() => {
             outln!("no change to bisect: good and bad boot no metric both times");
             Ok(0)
@@ -220,8 +216,7 @@ fn bisect(plan: BisectPlan, dir: PathBuf, repo: PathBuf) -> anyhow::Result<i32> 
 
 impl BootKeeper for BootStore<'_> {
     fn kept_sessions(&mut self, label: &str) -> anyhow::Result<Vec<SessionWithRuns>> {
-        let mut whole = kbench_store::export::whole_sessions(self.store, label)
-            .map_err(session::store_error)?;
+        let mut whole = kbench_store::export::whole_sessions(self.store, label)?;
         whole.sort_by_key(|(row, _)| row.id);
         Ok(whole.into_iter().map(|(_, s)| s).collect())
     }
@@ -281,16 +276,6 @@ impl BisectEvents for Said {
     }
 }
 
-/// A bisection's error, the user's (exit 2) when it says so.
-fn bisect_error(e: BisectError) -> anyhow::Error {
-    match e {
-        BisectError::Keeper(e) => e,
-        BisectError::Runner(e) => crate::args::runner_error(e),
-        e if e.is_usage() => crate::error::UsageError(e.to_string()).into(),
-        e => e.into(),
-    }
-}
-
 /// `--status`: the range, each commit's boots so far, and git's log.
 fn status(plan: &BisectPlan, dir: &Path, repo: &Path) -> anyhow::Result<i32> {
     let name = &plan.name;
@@ -306,14 +291,14 @@ fn status(plan: &BisectPlan, dir: &Path, repo: &Path) -> anyhow::Result<i32> {
         db: plan.db.as_ref().map(PathBuf::from),
     };
     let store = db.open_existing()?;
-    let labels = store.labels().map_err(session::store_error)?;
+    let labels = store.labels()?;
     let prefix = format!("{name}@");
     let confirm = format!("{name}:confirm@");
     for label in labels
         .iter()
         .filter(|l| l.label.starts_with(&prefix) || l.label.starts_with(&confirm))
     {
-        let sessions = store.sessions(&label.label).map_err(session::store_error)?;
+        let sessions = store.sessions(&label.label)?;
         let ok = sessions.iter().filter(|s| s.runs > 0).count();
         outln!(
             "  {}: {} boots ({} failed)",

@@ -2,7 +2,7 @@
 //! this boot (run again after a reboot, it adds a boot), then the noise of every
 //! metric at each level, stored for `kbench compare` to use when a side has one
 //! session or one boot.
-use crate::args::{runner_error, IdentityArgs, SuiteArgs};
+use crate::args::{IdentityArgs, SuiteArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_analysis::calibration::{self, Calibration, Fingerprint, CALIBRATION_LABEL};
@@ -59,10 +59,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         let id = session::begin_session(&mut store, &new)?;
         let started = Instant::now();
         let mut sink = session::StoreSink::one(&mut store, id);
-        let outcomes = kbench_runner::run_suite(&plan, &mut sink).map_err(runner_error)?;
-        store
-            .end_session(id, session::unix_now_ns())
-            .map_err(session::store_error)?;
+        let outcomes = kbench_runner::run_suite(&plan, &mut sink)?;
+        store.end_session(id, session::unix_now_ns())?;
         let runs: usize = outcomes.iter().map(|o| o.values.len()).sum();
         any_failed |= outcomes.iter().any(|o| !o.failures.is_empty());
         errln!(
@@ -73,11 +71,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         );
     }
     let computed = kbench_analysis::LabelData::load(&store, CALIBRATION_LABEL)
-        .and_then(|data| calibration::compute(&data, seed))
-        .map_err(crate::analysis_error)?;
-    store
-        .insert_calibration(&computed)
-        .map_err(session::store_error)?;
+        .and_then(|data| calibration::compute(&data, seed))?;
+    store.insert_calibration(&computed)?;
     let Some(cal) = this_machines(&store, &args.identity)? else {
         return usage("the calibration just made does not match this machine");
     };
@@ -91,8 +86,7 @@ fn from_stored(args: &CalibrateArgs) -> anyhow::Result<i32> {
     let mut store = args.db.open_existing()?;
     let mut labels = Vec::new();
     for label in &args.from {
-        let data =
-            kbench_analysis::LabelData::load(&store, label).map_err(crate::analysis_error)?;
+        let data = kbench_analysis::LabelData::load(&store, label)?;
         if data.sessions.is_empty() {
             return usage(format!("no label '{label}' (kbench list shows the labels)"));
         }
@@ -100,10 +94,8 @@ fn from_stored(args: &CalibrateArgs) -> anyhow::Result<i32> {
     }
     let data = kbench_analysis::LabelData::joined(labels);
     // Counted and timed sessions are never pooled, here either.
-    kbench_analysis::clock::label_clock(&args.from.join(", "), &data.sessions)
-        .map_err(crate::analysis_error)?;
-    let computed =
-        calibration::compute(&data, args.suite.seed.unwrap_or(0)).map_err(crate::analysis_error)?;
+    kbench_analysis::clock::label_clock(&args.from.join(", "), &data.sessions)?;
+    let computed = calibration::compute(&data, args.suite.seed.unwrap_or(0))?;
     if computed.sessions < 2 {
         return usage(format!(
             "{}: {} session with measured runs; a calibration needs two or more",
@@ -111,12 +103,10 @@ fn from_stored(args: &CalibrateArgs) -> anyhow::Result<i32> {
             computed.sessions
         ));
     }
-    store
-        .insert_calibration(&computed)
-        .map_err(session::store_error)?;
+    store.insert_calibration(&computed)?;
     let machine = calibration::fingerprint_of(&data.sessions);
     let cal = match machine {
-        Some(machine) => calibration::matching(&store, &machine).map_err(crate::analysis_error)?,
+        Some(machine) => calibration::matching(&store, &machine)?,
         None => None,
     };
     let Some(cal) = cal else {
@@ -133,7 +123,7 @@ fn this_machines(
 ) -> anyhow::Result<Option<Calibration>> {
     let snapshot = identity.snapshot()?;
     let machine = Fingerprint::of(&snapshot, env!("CARGO_PKG_VERSION"));
-    calibration::matching(store, &machine).map_err(crate::analysis_error)
+    Ok(calibration::matching(store, &machine)?)
 }
 
 fn show(args: &CalibrateArgs) -> anyhow::Result<i32> {

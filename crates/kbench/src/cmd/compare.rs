@@ -31,9 +31,10 @@ pub struct CompareArgs {
     /// included) is a regression (or any real change).
     #[arg(long, value_parser = verdict::fail_on_parser())]
     pub fail_on: Option<FailOn>,
-    /// A claimed saving per event, `EVENT=NS` (repeatable): after the comparison, whether
+    /// A claimed saving per event, `EVENT=AMOUNT` as `kbench plausible` takes it
+    /// (repeatable; `ipi=300`, `irq=5ns`, `irq=0.3us`, `ipi=28insns`): after the comparison, whether
     /// it could explain each change (as `kbench plausible NEW --base BASE` says).
-    #[arg(long, value_name = "EVENT=NS")]
+    #[arg(long, value_name = "EVENT=AMOUNT")]
     pub saving: Vec<String>,
     /// Look at the two labels with the sequential rule, whose interval holds at every
     /// look: for adding a session or boot at a time and asking again. It answers
@@ -65,7 +66,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if args.format == Format::Html && !cfg!(feature = "html-report") {
         return crate::error::built_without("the HTML report", "--format html");
     }
-    kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
+    kbench_analysis::compare::check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
     if let Some(code) = decided_sequentially(&store, &args, &options)? {
         return Ok(code);
@@ -76,8 +77,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         &args.new,
         options,
         &args.machines.choice(),
-    )
-    .map_err(crate::analysis_error)?;
+    )?;
     let reports = &comparisons.reports;
     let layout = if args.full {
         Layout::Full
@@ -87,9 +87,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     verdict::print_in(&comparisons, args.format, layout)?;
     let compared = comparisons.news.iter().zip(reports);
     for (new, report) in compared.filter(|_| !savings.is_empty()) {
-        let plausible =
-            kbench_analysis::plausible::plausible_of(&new.label, &new.runs, &savings, Some(report))
-                .map_err(crate::analysis_error)?;
+        let plausible = kbench_analysis::plausible::plausible_of(
+            &new.label,
+            &new.runs,
+            &savings,
+            Some(report),
+        )?;
         crate::output::write_stdout(b"\n")?;
         verdict::print_plausible(&plausible, Format::Text)?;
     }
@@ -114,27 +117,19 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         return usage("--sequential compares one NEW label with BASE");
     };
     let mut store = args.db.open_existing()?;
-    let recorded = store
-        .sequential_design(&args.base, new)
-        .map_err(session::store_error)?;
+    let recorded = store.sequential_design(&args.base, new)?;
     let asked = asked_design(args);
     let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
     // A design made now takes the default δ of the labels' clock.
     let clock = kbench_analysis::clock::shared_clock(
-        (
-            &args.base,
-            &store.sessions(&args.base).map_err(session::store_error)?,
-        ),
-        (new, &store.sessions(new).map_err(session::store_error)?),
-    )
-    .map_err(crate::analysis_error)?;
+        (&args.base, &store.sessions(&args.base)?),
+        (new, &store.sessions(new)?),
+    )?;
     // Nobody declared how many sessions or boots will come: the always-valid rule.
     let fresh = verdict::sequential_options(options, max_units, Boundary::AlwaysValid, clock);
-    let design =
-        sequential::options_for(recorded.as_ref(), asked, fresh).map_err(crate::analysis_error)?;
+    let design = sequential::options_for(recorded.as_ref(), asked, fresh)?;
     let mut report =
-        sequential::sequential_labels(&store, &args.base, new, design, recorded.as_ref())
-            .map_err(crate::analysis_error)?;
+        sequential::sequential_labels(&store, &args.base, new, design, recorded.as_ref())?;
     report.recorded = match record_look(&mut store, recorded.clone(), &report) {
         Ok(recorded) => Some(recorded),
         // A database we may only read still answers; the look is just not kept.
@@ -142,7 +137,7 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
             errln!("kbench: the database is read-only: this look is not recorded");
             recorded
         }
-        Err(e) => return Err(session::store_error(e)),
+        Err(e) => return Err(e.into()),
     };
     verdict::print_sequential(&report, args.format)?;
     Ok(0)
@@ -201,10 +196,7 @@ fn decided_sequentially(
     let [new] = args.new.as_slice() else {
         return Ok(None);
     };
-    let Some(recorded) = store
-        .sequential_design(&args.base, new)
-        .map_err(session::store_error)?
-    else {
+    let Some(recorded) = store.sequential_design(&args.base, new)? else {
         return Ok(None);
     };
     let design = SequentialOptions::of_design(&recorded.design);
@@ -226,11 +218,11 @@ fn decided_sequentially(
         return Ok(None);
     }
     let (base_data, new_data) = (
-        kbench_analysis::LabelData::load(store, &args.base).map_err(crate::analysis_error)?,
-        kbench_analysis::LabelData::load(store, new).map_err(crate::analysis_error)?,
+        kbench_analysis::LabelData::load(store, &args.base)?,
+        kbench_analysis::LabelData::load(store, new)?,
     );
-    let mut look = sequential::sequential_of(store, &base_data, &new_data, design, Some(&recorded))
-        .map_err(crate::analysis_error)?;
+    let mut look =
+        sequential::sequential_of(store, &base_data, &new_data, design, Some(&recorded))?;
     look.recorded = Some(recorded);
     let fixed = kbench_analysis::compare_loaded(
         store,
@@ -238,8 +230,7 @@ fn decided_sequentially(
         &new_data,
         *options,
         &args.machines.choice(),
-    )
-    .map_err(crate::analysis_error)?;
+    )?;
     verdict::print_decided(Some(&look), &fixed, args.format, Layout::Compact)?;
     Ok(Some(0))
 }

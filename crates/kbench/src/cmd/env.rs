@@ -3,7 +3,7 @@
 use kbench_report::env::Env;
 use kbench_sys::checklist::checklist;
 use kbench_sys::snapshot::EnvSnapshot;
-use kbench_sys::{tune, SysError, Sysroot, Topology};
+use kbench_sys::{tune, Sysroot, Topology};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -60,13 +60,6 @@ pub fn run(args: EnvArgs) -> anyhow::Result<i32> {
 }
 
 /// Turns library errors into the CLI convention: user mistakes exit 2, I/O failures exit 1.
-fn sys_error<T>(e: SysError) -> anyhow::Result<T> {
-    match e {
-        SysError::Io { .. } => Err(e.into()),
-        other => crate::error::usage(other.to_string()),
-    }
-}
-
 fn run_tune_or_reset(args: &EnvArgs, root: &Sysroot) -> anyhow::Result<i32> {
     if root.is_host() && !kbench_sys::is_root() {
         let flag = if args.tune { "--tune" } else { "--reset" };
@@ -80,10 +73,7 @@ fn run_tune_or_reset(args: &EnvArgs, root: &Sysroot) -> anyhow::Result<i32> {
     } else {
         tune::reset(root, &state)
     };
-    let report = match result {
-        Ok(report) => report,
-        Err(e) => return sys_error(e),
-    };
+    let report = result?;
     if args.json {
         out!("{}", kbench_report::env::tune_json(&report));
     } else {

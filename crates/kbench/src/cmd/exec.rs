@@ -2,7 +2,7 @@
 //! whole, with the figures it prints itself (perf bench, perf stat, hackbench, ...) read
 //! as metrics of each run. A run that exits non-zero is recorded and reported, never
 //! averaged in; a hook that fails is recorded and stops the runs.
-use crate::args::{resolve_optional_cpus, run_timeout, runner_error, FigureArgs, HookArgs};
+use crate::args::{resolve_optional_cpus, run_timeout, FigureArgs, HookArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_runner::child::shell_join;
@@ -83,10 +83,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
         &mut sink,
         &mut kbench_runner::scheduler::NoProgress,
     );
-    store
-        .end_session(session_id, session::unix_now_ns())
-        .map_err(session::store_error)?;
-    let outcome = result.map_err(runner_error)?.remove(0);
+    store.end_session(session_id, session::unix_now_ns())?;
+    let outcome = result?.remove(0);
     out!("{}", summary(&args, &outcome, command.reader.source_format));
     let failed = !outcome.failures.is_empty() || !outcome.hook_failures.is_empty();
     Ok(i32::from(failed))

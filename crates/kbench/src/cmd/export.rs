@@ -13,14 +13,10 @@ pub struct ExportArgs {
 
 pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let store = args.db.open_existing()?;
-    if !store
-        .has_label(&args.label)
-        .map_err(crate::session::store_error)?
-    {
+    if !store.has_label(&args.label)? {
         return crate::error::usage(format!("no runs labelled '{}'", args.label));
     }
-    let export = kbench_store::export::export_label(&store, &args.label)
-        .map_err(crate::session::store_error)?;
+    let export = kbench_store::export::export_label(&store, &args.label)?;
     if args.format == "csv" {
         out!("{}", kbench_store::export::export_csv(&export));
     } else {

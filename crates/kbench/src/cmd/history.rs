@@ -74,8 +74,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
     };
     let store = args.db.open_existing()?;
     let labels =
-        kbench_analysis::history::load_labels(&store, &args.labels, args.machine.as_deref())
-            .map_err(crate::analysis_error)?;
+        kbench_analysis::history::load_labels(&store, &args.labels, args.machine.as_deref())?;
     if options.order == HistoryOrder::Commit {
         options.commit_positions = commit_positions(&labels, &args.tree)?;
     }
@@ -128,5 +127,5 @@ fn commit_positions(
         .collect();
     commits.sort();
     commits.dedup();
-    kbench_boot::tree::history_positions(tree, &commits).map_err(crate::error::tree_error)
+    Ok(kbench_boot::tree::history_positions(tree, &commits)?)
 }

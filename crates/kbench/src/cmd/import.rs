@@ -38,13 +38,11 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
                 s.session.uuid = None;
             }
             s.session.label = args.label.clone();
-            let seen = store
-                .has_session(
-                    &args.label,
-                    s.session.started_unix_ns,
-                    s.session.boot_id.as_deref(),
-                )
-                .map_err(session::store_error)?;
+            let seen = store.has_session(
+                &args.label,
+                s.session.started_unix_ns,
+                s.session.boot_id.as_deref(),
+            )?;
             if seen {
                 return usage(format!(
                     "{}: its session of {} is already in label {}; importing it again would count its runs twice",
@@ -55,14 +53,12 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
             }
             // Its session is here under another label: this copy is one of its own.
             if let Some(uuid) = &s.session.uuid {
-                if store.has_uuid(uuid).map_err(session::store_error)? {
+                if store.has_uuid(uuid)? {
                     s.session.uuid = None;
                 }
             }
         }
-        let ids = store
-            .insert_sessions(&export.sessions, &export.kernel_configs)
-            .map_err(session::store_error)?;
+        let ids = store.insert_sessions(&export.sessions, &export.kernel_configs)?;
         outln!(
             "imported {} session(s) of kbench export '{}' as {}",
             ids.len(),
@@ -75,10 +71,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
         kbench_import::parse_file_text(&args.file, &text).or_else(|e| usage(e.to_string()))?;
     // The content's hash is part of the source, so the same file imported twice is refused.
     let content_hash = format!("{:016x}", fnv1a(text.as_bytes()));
-    if store
-        .has_source_content(&args.label, &content_hash)
-        .map_err(session::store_error)?
-    {
+    if store.has_source_content(&args.label, &content_hash)? {
         return usage(format!(
             "{}: already imported into label {}; importing it again would count its runs twice",
             args.file, args.label
@@ -100,9 +93,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<i32> {
         environment: None,
         ..new
     };
-    store
-        .import(&new, &imported)
-        .map_err(session::store_error)?;
+    store.import(&new, &imported)?;
     outln!(
         "imported {} run(s) and {} summary row(s) from {} ({}) as {}",
         imported.runs.len(),

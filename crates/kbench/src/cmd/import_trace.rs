@@ -42,10 +42,7 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
     let records = trace.records;
     let mut store = args.db.open()?;
     let content_hash = format!("{:016x}", kbench_import::fnv1a(text.as_bytes()));
-    if store
-        .has_source_content(&args.label, &content_hash)
-        .map_err(session::store_error)?
-    {
+    if store.has_source_content(&args.label, &content_hash)? {
         return usage(format!(
             "{}: already imported into label {}; importing it again would count its wakes twice",
             args.file, args.label
@@ -58,18 +55,16 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
         .map(|(i, rec)| kbench_record::stored_run(rec, i as u32, false, None, String::new()))
         .collect();
     let ended_unix_ns = Some(session.started_unix_ns);
-    store
-        .insert_sessions(
-            &[SessionWithRuns {
-                session,
-                ended_unix_ns,
-                runs,
-                summaries: Vec::new(),
-                kernel_config_hash: None,
-            }],
-            &BTreeMap::new(),
-        )
-        .map_err(session::store_error)?;
+    store.insert_sessions(
+        &[SessionWithRuns {
+            session,
+            ended_unix_ns,
+            runs,
+            summaries: Vec::new(),
+            kernel_config_hash: None,
+        }],
+        &BTreeMap::new(),
+    )?;
     for rec in &records {
         if let Some(phases) = &rec.wake_phases {
             out!(

@@ -1,6 +1,5 @@
 //! `kbench initramfs -o FILE`: an initramfs with kbench (or `--init`) as /init, plus
 //! `--add SRC:DEST` files, to boot a kernel under test straight into a benchmark.
-use crate::boots::init_error;
 use crate::error::{usage, UsageError};
 use kbench_boot::elf::needs_interpreter;
 use kbench_boot::Initramfs;
@@ -38,8 +37,7 @@ pub fn run(args: InitramfsArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|spec| parse_add_spec(spec))
         .collect::<Result<Vec<_>, _>>()?;
-    let (init_path, init) =
-        kbench_boot::init::init_binary(args.init.as_deref()).map_err(init_error)?;
+    let (init_path, init) = kbench_boot::init::init_binary(args.init.as_deref())?;
     let mut image = Initramfs::with_init(init.clone());
     for (src, dest) in additions {
         let (data, mode) = read_with_mode(&src)?;
@@ -68,7 +66,7 @@ fn parse_add_spec(spec: &str) -> anyhow::Result<(PathBuf, String)> {
 
 /// A file the user named: failing to read it is their mistake (exit 2).
 fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    kbench_boot::init::read_file(path).map_err(init_error)
+    Ok(kbench_boot::init::read_file(path)?)
 }
 
 fn read_with_mode(path: &Path) -> anyhow::Result<(Vec<u8>, u32)> {

@@ -4,9 +4,8 @@
 //! not become a scheduler. `kbench import-console JOB.log --label-a A --label-b B`
 //! reads the job's log back into one session per boot. Which LAVA page documents
 //! each key: docs/boot-ab.md, "Boards: LAVA".
-use crate::error::UsageError;
 use crate::session;
-use kbench_boot::lava::{job_definition, to_yaml, JobRequest, LavaJobError};
+use kbench_boot::lava::{job_definition, to_yaml, JobRequest};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -76,8 +75,8 @@ pub struct LavaJobArgs {
 
 pub fn run(args: LavaJobArgs) -> anyhow::Result<i32> {
     let nonce = job_nonce();
-    let job = job_definition(&request(&args)?, &nonce).map_err(lava_error)?;
-    let yaml = to_yaml(&job).map_err(lava_error)?;
+    let job = job_definition(&request(&args)?, &nonce)?;
+    let yaml = to_yaml(&job)?;
     match &args.output {
         Some(path) => crate::output::write_whole(path, yaml.as_bytes())?,
         None => crate::output::write_stdout(yaml.as_bytes())?,
@@ -126,13 +125,6 @@ fn request(args: &LavaJobArgs) -> anyhow::Result<JobRequest> {
         test_timeout_minutes: args.test_timeout_minutes,
         import_command: import_command(args),
     })
-}
-
-fn lava_error(e: LavaJobError) -> anyhow::Error {
-    match e {
-        LavaJobError::Usage(message) => UsageError(message).into(),
-        other => other.into(),
-    }
 }
 
 /// One nonce for the whole job: LAVA gives every boot of a job the same kernel command

@@ -17,8 +17,8 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
     if args.machines {
         return list_machines(&store);
     }
-    let labels = store.labels().map_err(crate::session::store_error)?;
-    let kernels = store.label_kernels().map_err(crate::session::store_error)?;
+    let labels = store.labels()?;
+    let kernels = store.label_kernels()?;
     if labels.is_empty() {
         outln!(
             "no runs in {} yet: kbench run --label NAME",
@@ -56,9 +56,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<i32> {
 
 /// Each machine, then its labels indented under it.
 fn list_machines(store: &kbench_store::Store) -> anyhow::Result<i32> {
-    let rows = store
-        .machine_labels()
-        .map_err(crate::session::store_error)?;
+    let rows = store.machine_labels()?;
     if rows.is_empty() {
         outln!("no runs in {} yet", store.path().display());
         return Ok(0);

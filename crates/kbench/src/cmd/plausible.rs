@@ -1,4 +1,4 @@
-//! `kbench plausible LABEL --saving EVENT=NS...`: whether a claimed saving per event
+//! `kbench plausible LABEL --saving EVENT=AMOUNT...`: whether a claimed saving per event
 //! could explain a change of the label's primary metrics; with `--base BASE`, against
 //! the change observed from BASE to LABEL.
 use crate::session::DbArgs;
@@ -10,9 +10,11 @@ pub struct PlausibleArgs {
     /// The label whose runs give the events per op and the time per op (the patched
     /// kernel's, or either: the counts rarely move).
     pub label: String,
-    /// A saving per event, `EVENT=NS` (repeatable): irq, ipi, ipi:call, ipi:resched,
-    /// csw, syscall, migration, wake; e.g. `--saving ipi=300`.
-    #[arg(long, required = true, value_name = "EVENT=NS")]
+    /// A saving per event, `EVENT=AMOUNT` (repeatable): EVENT one of irq, ipi,
+    /// ipi:call, ipi:resched, csw, syscall, migration, wake, softirq; AMOUNT a time, ns
+    /// when no unit is given (`ipi=300`, `irq=5ns`, `irq=0.3us` or `0.3µs`,
+    /// `irq=1ms`), or instructions for counted runs (`ipi=28insns`).
+    #[arg(long, required = true, value_name = "EVENT=AMOUNT")]
     pub saving: Vec<String>,
     /// Also the change observed from BASE to LABEL, and the saving it would need.
     #[arg(long, value_name = "BASE")]
@@ -31,15 +33,16 @@ pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
     let store = args.db.open_existing()?;
     let observed = match &args.base {
-        Some(base) => Some(
-            kbench_analysis::compare_labels(&store, base, &args.label, options)
-                .map_err(crate::analysis_error)?,
-        ),
+        Some(base) => Some(kbench_analysis::compare_labels(
+            &store,
+            base,
+            &args.label,
+            options,
+        )?),
         None => None,
     };
     let report =
-        kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())
-            .map_err(crate::analysis_error)?;
+        kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())?;
     verdict::print_plausible(&report, args.format)?;
     Ok(0)
 }

@@ -31,7 +31,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<i32> {
     }
     let from = args.db.open_existing()?;
     for label in &args.labels {
-        if !from.has_label(label).map_err(session::store_error)? {
+        if !from.has_label(label)? {
             return usage(format!(
                 "no runs labelled '{label}' in {}",
                 from.path().display()
@@ -65,7 +65,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         Err(stopped) => {
-            let why = session::store_error(stopped.error);
+            let why = stopped.error;
             usage(format!(
                 "push to {} stopped after {} of {} sessions ({} runs copied): {why}; \
                  the same push run again copies the rest",

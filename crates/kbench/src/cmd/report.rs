@@ -28,7 +28,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         return crate::error::built_without("the HTML report", "report");
     }
     let options = args.verdict.options()?;
-    kbench_analysis::compare::check_distinct(&args.new).map_err(crate::analysis_error)?;
+    kbench_analysis::compare::check_distinct(&args.new)?;
     let store = args.db.open_existing()?;
     let comparisons = kbench_analysis::compare_each(
         &store,
@@ -36,8 +36,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         &args.new,
         options,
         &args.machines.choice(),
-    )
-    .map_err(crate::analysis_error)?;
+    )?;
     let page = Format::Html.render(&comparisons, Layout::Full);
     crate::output::write_page(args.output.as_deref(), &page)?;
     Ok(0)

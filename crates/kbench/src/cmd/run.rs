@@ -1,5 +1,5 @@
 //! `kbench run`: the main job. Repeated, interleaved, recorded runs under a label.
-use crate::args::{runner_error, IdentityArgs, Precision, SuiteArgs};
+use crate::args::{IdentityArgs, Precision, SuiteArgs};
 use crate::session::{self, DbArgs};
 use kbench_runner::{Plan, WorkloadOutcome};
 use std::time::{Duration, Instant};
@@ -50,19 +50,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let session_id = session::begin_session(&mut store, &new)?;
     let started = Instant::now();
     let mut sink = session::StoreSink::one(&mut store, session_id);
-    let mut outcomes = kbench_runner::run_suite(&plan, &mut sink).map_err(runner_error)?;
+    let mut outcomes = kbench_runner::run_suite(&plan, &mut sink)?;
     if let Some(build) = &kernel_build {
         errln!(
             "kbench: building {} {} times (tinyconfig, make -j$(nproc) vmlinux)",
             build.tarball.display(),
             build.runs
         );
-        let arm = build.run(&mut sink).map_err(runner_error)?;
+        let arm = build.run(&mut sink)?;
         outcomes.push(build.outcome(&arm));
     }
-    store
-        .end_session(session_id, session::unix_now_ns())
-        .map_err(session::store_error)?;
+    store.end_session(session_id, session::unix_now_ns())?;
     out!(
         "{}",
         summary(

@@ -19,11 +19,10 @@ type GroupKey = (String, String, String, String);
 
 pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let store = args.db.open_existing()?;
-    let map = crate::session::store_error;
-    if !store.has_label(&args.label).map_err(map)? {
+    if !store.has_label(&args.label)? {
         return crate::error::usage(format!("no runs labelled '{}'", args.label));
     }
-    let sessions = store.sessions(&args.label).map_err(map)?;
+    let sessions = store.sessions(&args.label)?;
     if let Some(id) = args.console {
         return print_console_log(&store, &args.label, &sessions, id);
     }
@@ -51,7 +50,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
             Some(source) => outln!("  {} ({})", source.file, source.format),
             None => outln!("  {}", s.command_line),
         }
-        if s.runs == 0 && store.console_log(s.id).map_err(map)?.is_some() {
+        if s.runs == 0 && store.console_log(s.id)?.is_some() {
             outln!(
                 "  no measured run: its console log is `kbench show {} --console {}`",
                 args.label,
@@ -62,7 +61,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
     let mut groups: BTreeMap<GroupKey, (Vec<f64>, String)> = BTreeMap::new();
     // Per workload: how many runs failed, and the first reason stored.
     let mut failed: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
-    for r in store.runs(&args.label).map_err(map)? {
+    for r in store.runs(&args.label)? {
         if r.run.warmup {
             continue;
         }
@@ -116,7 +115,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<i32> {
         let first = error.map(|e| format!(" (first: {e})")).unwrap_or_default();
         outln!("\n{workload}: {n} failed run(s), recorded and not counted{first}");
     }
-    for s in store.summaries(&args.label).map_err(map)? {
+    for s in store.summaries(&args.label)? {
         outln!(
             "{:<22} {:<12} {:<14} {:>4} {:>12} (mean, +- {:.3} SE, summary)",
             s.workload,
@@ -145,8 +144,7 @@ fn print_console_log(
         ));
     }
     match store
-        .console_log_text(id)
-        .map_err(crate::session::store_error)?
+        .console_log_text(id)?
     {
         Some(log) => {
             crate::output::write_stdout(log.as_bytes())?;

@@ -2,10 +2,9 @@
 //! alternately (ABBA) under qemu with kbench as the initramfs /init, each boot one
 //! session, then the verdict with boots as the units.
 use crate::args::checked_commit;
-use crate::args::runner_error;
-use crate::boots::{machine_error, BootStore};
+use crate::boots::BootStore;
 use crate::error::usage;
-use crate::session::{self, DbArgs};
+use crate::session::DbArgs;
 use crate::vm::{boot_side, read_kernel, QemuArgs};
 use kbench_analysis::sequential::SequentialReport;
 use kbench_boot::cmdline::side_labels;
@@ -114,8 +113,7 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         return dry_run(&args, &setup, &sides, pinned, boots_a_side, work.path());
     }
     let config = args.machine.config(setup, "vm-ab")?;
-    let machine = QemuMachine::start(config, &sides[0], &[&sides[0], &sides[1]], work.path())
-        .map_err(machine_error)?;
+    let machine = QemuMachine::start(config, &sides[0], &[&sides[0], &sides[1]], work.path())?;
     let mut store = args.db.open()?;
     let labels = [sides[0].label.as_str(), sides[1].label.as_str()];
     let mut executors = sides.each_ref().map(|side| QemuExecutor {
@@ -141,14 +139,12 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
                 store: &mut store,
                 design: None,
             };
-            let outcomes =
-                scheduler::run(schedule, &mut arms, &mut sink, &mut said).map_err(runner_error)?;
+            let outcomes = scheduler::run(schedule, &mut arms, &mut sink, &mut said)?;
             (outcomes, None)
         }
     };
     let failed = outcomes.iter().any(|o| !o.failures.is_empty());
-    let report = kbench_analysis::compare_labels(&store, labels[0], labels[1], options)
-        .map_err(crate::analysis_error)?;
+    let report = kbench_analysis::compare_labels(&store, labels[0], labels[1], options)?;
     if args.format == kbench_report::format::Format::Text {
         if let Some(notice) = machine.notice() {
             outln!("{notice}\n");
@@ -196,8 +192,7 @@ fn until_decided(
         design,
         kbench_record::sequential::DesignedBy::VmAb,
         Some(args.max_time as f64),
-    )
-    .map_err(session::store_error)?;
+    )?;
     let looker = LabelLooker::new(labels, design, true).saying(Box::new(say_look));
     let bounds = Bounds {
         max_attempts_per_side: Some(args.max_boots),
@@ -208,8 +203,7 @@ fn until_decided(
         store,
         design: Some(recorded.id),
     };
-    let outcomes =
-        scheduler::run(boots_schedule(&mut driver), arms, &mut sink, said).map_err(runner_error)?;
+    let outcomes = scheduler::run(boots_schedule(&mut driver), arms, &mut sink, said)?;
     let looked = driver.latest().cloned();
     Ok((outcomes, looked))
 }
