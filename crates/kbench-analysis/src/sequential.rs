@@ -7,28 +7,13 @@ use crate::group::{self, Key, Side};
 use crate::metric::MetricName;
 use crate::{AnalysisError, LabelData};
 use kbench_record::sequential::{self as record, LookOutcome, LookRow, RecordedDesign};
-use kbench_stats::sequential::{self, Boundary, Decision, KnownNoise, Look, SequentialDesign};
+use kbench_stats::sequential::{self, Decision, KnownNoise, Look, SequentialDesign};
 use kbench_stats::{Level, Observation};
 use kbench_store::Store;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The design of a sequential comparison, fixed before its first unit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SequentialOptions {
-    /// The false-claim rate of all primary metrics together, over every look.
-    pub alpha: f64,
-    /// The practical threshold, percent.
-    pub delta_pct: f64,
-    /// Units a side at which the comparison stops undecided.
-    pub max_units_per_side: usize,
-    /// Borrow a calibration of this machine for session units.
-    pub use_calibration: bool,
-    /// What the looks are read against: the always-valid interval where nobody
-    /// declared a maximum (`compare --sequential`), O'Brien-Fleming's boundary over a
-    /// declared one (`ab --max-runs`, `vm-ab --max-boots`).
-    pub boundary: Boundary,
-}
+pub use kbench_record::sequential::SequentialOptions;
 
 /// One primary metric, looked at.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,19 +55,6 @@ impl SequentialReport {
     pub fn close_undecided(&mut self) {
         for row in self.rows.iter_mut().filter(|r| !r.look.decision.is_final()) {
             row.look.decision = sequential::Decision::Undecided;
-        }
-    }
-}
-
-impl SequentialOptions {
-    /// The options a recorded design fixed.
-    pub fn of_design(design: &record::SequentialDesign) -> SequentialOptions {
-        SequentialOptions {
-            alpha: design.alpha,
-            delta_pct: design.delta_pct,
-            max_units_per_side: design.max_units_per_side as usize,
-            use_calibration: design.use_calibration,
-            boundary: design.boundary,
         }
     }
 }
@@ -132,7 +104,7 @@ pub fn options_for(
     let Some(recorded) = recorded else {
         return Ok(fresh);
     };
-    let fixed = SequentialOptions::of_design(&recorded.design);
+    let fixed = recorded.design.options;
     let changed = asked.changes(&fixed);
     match changed.is_empty() {
         true => Ok(fixed),
@@ -154,20 +126,16 @@ pub fn design_record(
     command_line: &str,
     max_time_s: Option<f64>,
     created_unix_ns: u64,
-) -> record::SequentialDesign {
-    record::SequentialDesign {
+) -> record::DesignRecord {
+    record::DesignRecord {
         base_label: labels.0.to_string(),
         new_label: labels.1.to_string(),
         by,
         created_unix_ns,
         kbench_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: command_line.to_string(),
-        alpha: options.alpha,
-        delta_pct: options.delta_pct,
-        max_units_per_side: options.max_units_per_side as u64,
+        options,
         max_time_s,
-        use_calibration: options.use_calibration,
-        boundary: options.boundary,
     }
 }
 
@@ -477,6 +445,7 @@ pub fn log_unit_means(observations: &[Observation], level: Level) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kbench_stats::sequential::Boundary;
 
     fn obs(value: f64, boot: &str, session: &str) -> Observation {
         Observation {

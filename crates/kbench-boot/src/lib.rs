@@ -15,6 +15,7 @@ pub mod elf;
 pub mod guest;
 pub mod init;
 pub mod initramfs;
+pub mod keep;
 pub mod lava;
 pub mod machine;
 pub mod modules;

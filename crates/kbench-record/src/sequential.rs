@@ -37,29 +37,40 @@ impl DesignedBy {
     }
 }
 
-/// A sequential design of BASE against NEW.
+/// The design of a sequential comparison, fixed before its first unit: what every
+/// sequential decision (`compare --sequential`, `ab`, `vm-ab`, a bisection's) looks
+/// with, and what a recorded design keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SequentialOptions {
+    /// The false-claim rate of all primary metrics together, over every look.
+    pub alpha: f64,
+    /// The practical threshold, percent.
+    pub delta_pct: f64,
+    /// Units a side at which it stops undecided.
+    pub max_units_per_side: usize,
+    /// Whether a calibration of the machine is borrowed for session units.
+    pub use_calibration: bool,
+    /// What the looks are read against: the always-valid interval where nobody
+    /// declared a maximum (`compare --sequential`), O'Brien-Fleming's boundary over a
+    /// declared one (`ab --max-runs`, `vm-ab --max-boots`). Designs recorded before
+    /// kbench kept it were always valid.
+    #[serde(default)]
+    pub boundary: Boundary,
+}
+
+/// A sequential design of BASE against NEW, as recorded before its first look.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SequentialDesign {
+pub struct DesignRecord {
     pub base_label: String,
     pub new_label: String,
     pub by: DesignedBy,
     pub created_unix_ns: u64,
     pub kbench_version: String,
     pub command_line: String,
-    /// The false-claim rate of all primary metrics together, over every look.
-    pub alpha: f64,
-    /// The practical threshold, percent.
-    pub delta_pct: f64,
-    /// Units a side at which it stops undecided.
-    pub max_units_per_side: u64,
+    #[serde(flatten)]
+    pub options: SequentialOptions,
     /// The wall-clock bound, if one was given.
     pub max_time_s: Option<f64>,
-    /// Whether a calibration of the machine was borrowed for session units.
-    pub use_calibration: bool,
-    /// What the looks are read against: always valid, or a boundary spent over the
-    /// declared maximum. Designs recorded before kbench kept it were always valid.
-    #[serde(default)]
-    pub boundary: Boundary,
 }
 
 /// The rule's answer for one metric at one look.
@@ -139,7 +150,7 @@ impl SequentialLook {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedDesign {
     pub id: i64,
-    pub design: SequentialDesign,
+    pub design: DesignRecord,
     pub looks: Vec<SequentialLook>,
 }
 

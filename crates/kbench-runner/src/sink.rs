@@ -39,3 +39,36 @@ impl<K, F: FnMut(usize, K) -> anyhow::Result<()>> RunSink<K> for F {
         self(arm, unit)
     }
 }
+
+/// Runs stored as the runner hands them over, each in its own transaction.
+pub struct StoreSink<'a> {
+    store: &'a mut kbench_store::Store,
+    /// The session of each arm; one for all when it holds one.
+    session_ids: Vec<i64>,
+}
+
+impl<'a> StoreSink<'a> {
+    /// Every arm's runs into `session_id`.
+    pub fn one(store: &'a mut kbench_store::Store, session_id: i64) -> StoreSink<'a> {
+        StoreSink {
+            store,
+            session_ids: vec![session_id],
+        }
+    }
+
+    /// Arm `i`'s runs into `session_ids[i]`.
+    pub fn per_arm(store: &'a mut kbench_store::Store, session_ids: Vec<i64>) -> StoreSink<'a> {
+        StoreSink { store, session_ids }
+    }
+}
+
+impl RunSink for StoreSink<'_> {
+    fn accept(&mut self, arm: usize, run: StoredRun) -> anyhow::Result<()> {
+        let session_id = match self.session_ids.as_slice() {
+            [one] => *one,
+            ids => ids[arm],
+        };
+        self.store.insert_run(session_id, &run)?;
+        Ok(())
+    }
+}

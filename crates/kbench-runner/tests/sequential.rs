@@ -215,3 +215,90 @@ fn the_time_bound_leaves_open_metrics_undecided() {
     assert!(arms[0].measured.len() <= 1);
     assert_eq!(states(&rule)[0].look.decision, Decision::Undecided);
 }
+
+/// A looker that never decides by itself, and records every look.
+struct NeverDecided;
+
+impl kbench_runner::Looker<kbench_runner::MeasuredRun> for NeverDecided {
+    type Look = kbench_stats::sequential::Look;
+
+    fn look(&mut self, arms: &[ArmOutcome]) -> kbench_runner::Seen<Self::Look> {
+        let design = kbench_stats::sequential::SequentialDesign {
+            alpha: 0.05,
+            delta_pct: 1.0,
+            max_units_per_side: 1000,
+            primaries: 1,
+            higher_is_better: false,
+            boundary: kbench_stats::sequential::Boundary::DeclaredMaximum,
+        };
+        let logs = |arm: &ArmOutcome| -> Vec<f64> {
+            arm.primary_values().iter().map(|v| v.ln()).collect()
+        };
+        let look = kbench_stats::sequential::look(&design, &logs(&arms[0]), &logs(&arms[1]), None);
+        kbench_runner::Seen::Look(look)
+    }
+
+    fn record(
+        &self,
+        look: &Self::Look,
+        index: u64,
+    ) -> Option<kbench_record::sequential::SequentialLook> {
+        Some(kbench_record::sequential::SequentialLook {
+            index,
+            at_unix_ns: look.n_a as u64,
+            rows: Vec::new(),
+        })
+    }
+}
+
+/// A sink that keeps the looks it is handed.
+#[derive(Default)]
+struct LookSink {
+    runs: usize,
+    looks: Vec<kbench_record::sequential::SequentialLook>,
+}
+
+impl kbench_runner::RunSink for LookSink {
+    fn accept(&mut self, _arm: usize, _run: StoredRun) -> anyhow::Result<()> {
+        self.runs += 1;
+        Ok(())
+    }
+
+    fn keep_look(
+        &mut self,
+        look: &kbench_record::sequential::SequentialLook,
+    ) -> anyhow::Result<()> {
+        self.looks.push(look.clone());
+        Ok(())
+    }
+}
+
+#[test]
+fn the_driver_closes_at_its_bound_of_units_and_the_sink_keeps_every_look() {
+    let bounds = Bounds {
+        max_attempts_per_side: Some(3),
+        max_time: Duration::from_secs(600),
+    };
+    let mut driver = SequentialDriver::new(NeverDecided, bounds);
+    let (mut a, mut b) = (Fake::new(100.0, 0.05, 11), Fake::new(100.0, 0.05, 12));
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let mut sink = LookSink::default();
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: vec![],
+        stop: &mut driver,
+    };
+    let arms = scheduler::run(schedule, &mut executors, &mut sink, &mut NoProgress).unwrap();
+    // Three blocks of A and B: a look before the first (no units yet) and after each.
+    assert_eq!([arms[0].attempts, arms[1].attempts], [3, 3]);
+    assert_eq!(sink.runs, 6);
+    let indexes: Vec<u64> = sink.looks.iter().map(|l| l.index).collect();
+    assert_eq!(indexes, [1, 2, 3, 4]);
+    assert_eq!(driver.history().len(), 4);
+    // The last look, at the bound, is closed undecided; the ones before it are open.
+    let last = driver.latest().unwrap();
+    assert_eq!(last.decision, Decision::Undecided);
+    assert_eq!(last.n_a, 3);
+    assert!(driver.history()[..3].iter().all(|l| !l.decision.is_final()));
+}

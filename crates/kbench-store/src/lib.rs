@@ -24,7 +24,7 @@ pub use location::Location;
 pub use machine::{machine_id_of, machine_key, machine_of, machine_with_id, split_machine_key};
 pub use rows::rows_of;
 pub use store::{
-    default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo, LabelKernel,
-    MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow, SessionScope,
-    SessionWithRuns, Store, StoreError, SummaryRow,
+    check_label, default_path, Backend, CalibrationComponent, CalibrationRow, LabelInfo,
+    LabelKernel, MachineLabel, NewBoot, NewCalibration, PushedSession, RunRow, SessionRow,
+    SessionScope, SessionWithRuns, Store, StoreError, SummaryRow,
 };

@@ -6,13 +6,13 @@ use crate::db::Row;
 use crate::error::StoreError;
 use crate::store::Store;
 use kbench_record::sequential::{
-    Boundary, DesignedBy, Level, LookOutcome, LookRow, RecordedDesign, SequentialDesign,
-    SequentialLook,
+    Boundary, DesignRecord, DesignedBy, Level, LookOutcome, LookRow, RecordedDesign,
+    SequentialLook, SequentialOptions,
 };
 
 impl Store {
     /// Records a design before its first look; its id, for the looks.
-    pub fn insert_sequential_design(&mut self, d: &SequentialDesign) -> Result<i64, StoreError> {
+    pub fn insert_sequential_design(&mut self, d: &DesignRecord) -> Result<i64, StoreError> {
         self.in_transaction(|db| {
             db.query_one(
                 "INSERT INTO sequential_designs (base_label, new_label, designed_by,
@@ -26,12 +26,12 @@ impl Store {
                     to_i64(d.created_unix_ns),
                     &d.kbench_version,
                     &d.command_line,
-                    d.alpha,
-                    d.delta_pct,
-                    to_i64(d.max_units_per_side),
+                    d.options.alpha,
+                    d.options.delta_pct,
+                    to_i64(d.options.max_units_per_side as u64),
                     d.max_time_s,
-                    d.use_calibration,
-                    d.boundary.as_str()
+                    d.options.use_calibration,
+                    d.options.boundary.as_str()
                 ],
             )?
             .i64(0)
@@ -146,28 +146,30 @@ impl Store {
     }
 }
 
-fn design_of(mut r: Row) -> Result<(i64, SequentialDesign), StoreError> {
+fn design_of(mut r: Row) -> Result<(i64, DesignRecord), StoreError> {
     let by_text = r.text(3)?;
     let by = DesignedBy::parse(&by_text)
         .ok_or_else(|| StoreError::Corrupt(format!("a sequential design by {by_text:?}")))?;
-    let design = SequentialDesign {
+    let design = DesignRecord {
         base_label: r.text(1)?,
         new_label: r.text(2)?,
         by,
         created_unix_ns: r.u64(4)?,
         kbench_version: r.text(5)?,
         command_line: r.text(6)?,
-        alpha: r.f64(7)?,
-        delta_pct: r.f64(8)?,
-        max_units_per_side: r.u64(9)?,
-        max_time_s: r.opt_f64(10)?,
-        use_calibration: r.i64(11)? != 0,
-        boundary: match r.opt_str(12)? {
-            None => Boundary::AlwaysValid,
-            Some(text) => Boundary::parse(text).ok_or_else(|| {
-                StoreError::Corrupt(format!("a sequential design's boundary {text:?}"))
-            })?,
+        options: SequentialOptions {
+            alpha: r.f64(7)?,
+            delta_pct: r.f64(8)?,
+            max_units_per_side: r.u64(9)? as usize,
+            use_calibration: r.i64(11)? != 0,
+            boundary: match r.opt_str(12)? {
+                None => Boundary::AlwaysValid,
+                Some(text) => Boundary::parse(text).ok_or_else(|| {
+                    StoreError::Corrupt(format!("a sequential design's boundary {text:?}"))
+                })?,
+            },
         },
+        max_time_s: r.opt_f64(10)?,
     };
     Ok((r.i64(0)?, design))
 }

@@ -699,27 +699,30 @@ fn calibrations_read_back(db: &TestDb) {
 
 fn sequential_designs_read_back_newest_first_with_their_looks(db: &TestDb) {
     use kbench_record::sequential::{
-        Boundary, DesignedBy, Level, LookOutcome, LookRow, SequentialDesign, SequentialLook,
+        Boundary, DesignRecord, DesignedBy, Level, LookOutcome, LookRow, SequentialLook,
+        SequentialOptions,
     };
     let mut store = db.open();
     assert_eq!(store.sequential_design("a", "b").unwrap(), None);
-    let design = |created_unix_ns, by| SequentialDesign {
+    let design = |created_unix_ns, by| DesignRecord {
         base_label: "a".into(),
         new_label: "b".into(),
         by,
         created_unix_ns,
         kbench_version: "test".into(),
         command_line: "kbench ab --until-decided".into(),
-        alpha: 0.05,
-        delta_pct: 1.5,
-        max_units_per_side: 40,
-        max_time_s: Some(3600.0),
-        use_calibration: true,
-        boundary: if by == DesignedBy::Compare {
-            Boundary::AlwaysValid
-        } else {
-            Boundary::DeclaredMaximum
+        options: SequentialOptions {
+            alpha: 0.05,
+            delta_pct: 1.5,
+            max_units_per_side: 40,
+            use_calibration: true,
+            boundary: if by == DesignedBy::Compare {
+                Boundary::AlwaysValid
+            } else {
+                Boundary::DeclaredMaximum
+            },
         },
+        max_time_s: Some(3600.0),
     };
     let row = |metric: &str, n, outcome, interval_pct| LookRow {
         workload: "sched/pipe".into(),

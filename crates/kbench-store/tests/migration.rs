@@ -522,26 +522,28 @@ fn migration_8_puts_placement_and_series_in_columns() {
 #[test]
 fn migration_12_reads_older_designs_as_always_valid_and_their_looks_without_a_level() {
     use kbench_record::sequential::{
-        Boundary, DesignedBy, LookOutcome, LookRow, SequentialDesign, SequentialLook,
+        Boundary, DesignRecord, DesignedBy, LookOutcome, LookRow, SequentialLook, SequentialOptions,
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v11.db");
     {
         let mut store = Store::open(&path).unwrap();
         let id = store
-            .insert_sequential_design(&SequentialDesign {
+            .insert_sequential_design(&DesignRecord {
                 base_label: "a".into(),
                 new_label: "b".into(),
                 by: DesignedBy::VmAb,
                 created_unix_ns: 1,
                 kbench_version: "0.1.0".into(),
                 command_line: "kbench vm-ab --until-decided".into(),
-                alpha: 0.05,
-                delta_pct: 1.0,
-                max_units_per_side: 10,
+                options: SequentialOptions {
+                    alpha: 0.05,
+                    delta_pct: 1.0,
+                    max_units_per_side: 10,
+                    use_calibration: false,
+                    boundary: Boundary::DeclaredMaximum,
+                },
                 max_time_s: None,
-                use_calibration: false,
-                boundary: Boundary::DeclaredMaximum,
             })
             .unwrap();
         let row = LookRow {
@@ -577,7 +579,7 @@ fn migration_12_reads_older_designs_as_always_valid_and_their_looks_without_a_le
         .sequential_design("a", "b")
         .unwrap()
         .expect("a design");
-    assert_eq!(recorded.design.boundary, Boundary::AlwaysValid);
+    assert_eq!(recorded.design.options.boundary, Boundary::AlwaysValid);
     assert_eq!(recorded.looks.len(), 1);
     assert_eq!(recorded.looks[0].rows[0].unit_level, None);
     assert_eq!(recorded.looks[0].rows[0].n_a, 2);

@@ -43,9 +43,6 @@ pub fn command_line() -> String {
     kbench_runner::child::shell_join(&args)
 }
 
-/// An argument as it may be stored and shown: a PostgreSQL URL's password masked
-/// (`--db URL`, `--db=URL`, `--to URL`), since every reader of the database sees
-/// a session's command line.
 /// A database's location as it may be kept: a PostgreSQL URL without its password.
 pub fn masked(location: &str) -> String {
     match kbench_store::location::is_postgres_url(location) {
@@ -54,6 +51,9 @@ pub fn masked(location: &str) -> String {
     }
 }
 
+/// An argument as it may be stored and shown: a PostgreSQL URL's password masked
+/// (`--db URL`, `--db=URL`, `--to URL`), since every reader of the database sees
+/// a session's command line.
 fn without_password(arg: &str) -> String {
     let (option, value) = match arg.split_once('=') {
         Some((option, value)) if option.starts_with("--") => (Some(option), value),
@@ -106,52 +106,9 @@ pub fn begin_session(store: &mut Store, new: &NewSession) -> anyhow::Result<i64>
     Ok(id)
 }
 
-/// Labels name sides in reports and shell commands: keep them simple.
+/// Labels name sides in reports and shell commands ([`kbench_store::check_label`]).
 pub fn check_label(label: &str) -> anyhow::Result<()> {
-    let ok = !label.is_empty()
-        && label.len() <= 128
-        && label
-            .chars()
-            // `=` and `,` for the kernel command line words a vm-ab label names.
-            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:/=,".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        crate::error::usage(format!(
-            "bad label '{label}': use 1-128 letters, digits and - _ . + @ : / = ,"
-        ))
-    }
+    Ok(kbench_store::check_label(label)?)
 }
 
-/// Runs stored as the runner hands them over, each in its own transaction.
-pub struct StoreSink<'a> {
-    store: &'a mut Store,
-    /// The session of each arm; one for all when it holds one.
-    session_ids: Vec<i64>,
-}
-
-impl<'a> StoreSink<'a> {
-    /// Every arm's runs into `session_id`.
-    pub fn one(store: &'a mut Store, session_id: i64) -> StoreSink<'a> {
-        StoreSink {
-            store,
-            session_ids: vec![session_id],
-        }
-    }
-
-    /// Arm `i`'s runs into `session_ids[i]`.
-    pub fn per_arm(store: &'a mut Store, session_ids: Vec<i64>) -> StoreSink<'a> {
-        StoreSink { store, session_ids }
-    }
-}
-
-impl kbench_runner::RunSink for StoreSink<'_> {
-    fn accept(&mut self, arm: usize, run: kbench_store::StoredRun) -> anyhow::Result<()> {
-        let session_id = match self.session_ids.as_slice() {
-            [one] => *one,
-            ids => ids[arm],
-        };
-        self.store.insert_run(session_id, &run)?;
-        Ok(())
-    }
-}
+pub use kbench_runner::sink::StoreSink;

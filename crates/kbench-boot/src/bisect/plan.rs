@@ -143,3 +143,96 @@ pub fn state_dir(
     }
     Ok((name, dir))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qemu::{Deadlines, QemuSetup};
+    use std::time::Duration;
+
+    fn plan() -> BisectPlan {
+        BisectPlan {
+            name: "pti".into(),
+            good_rev: "v6.1".into(),
+            bad_rev: "HEAD".into(),
+            good: "a".repeat(40),
+            bad: "b".repeat(40),
+            build: "make -j2 && cp arch/x86/boot/bzImage $KBENCH_OUT/image".into(),
+            metric: Some("pipe:usecs_per_op".into()),
+            delta_pct: 0.5,
+            alpha: 0.05,
+            max_boots_per_step: 10,
+            refresh_every: 2,
+            machine: MachineConfig {
+                setup: QemuSetup {
+                    qemu: None,
+                    cpu: Some("max".into()),
+                    smp: 2,
+                    mem_mib: 1024,
+                    qemu_args: vec!["-device".into(), "virtio-rng-pci".into()],
+                    kernel_words: vec!["kbench.runs=5".into(), "pti=on".into()],
+                    disk: None,
+                    clock: kbench_record::Clock::Instructions,
+                },
+                deadlines: Deadlines {
+                    begin: Duration::from_secs(300),
+                    end: Duration::from_secs(900),
+                    exit: Duration::from_secs(60),
+                },
+                pins: None,
+                accel: "tcg".into(),
+                init: None,
+                kind: "bisect".into(),
+                command_line: "kbench bisect --db postgres://me:secret@lab/kbench".into(),
+            },
+            db: Some("postgres://me@lab/kbench".into()),
+        }
+    }
+
+    #[test]
+    fn a_plan_reads_back_as_it_was_saved_without_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("pti");
+        plan().save(&state).unwrap();
+        let text = std::fs::read_to_string(state.join(PLAN_FILE)).unwrap();
+        // The host's command line is this process's, never a saved one.
+        assert!(!text.contains("secret"), "{text}");
+        let read = BisectPlan::load(&state).unwrap();
+        let mut expected = plan();
+        expected.machine.command_line = String::new();
+        assert_eq!(read, expected);
+        assert_eq!(read.label(&read.good), format!("pti@{}", "a".repeat(12)));
+        assert_eq!(
+            read.confirm_label(&read.bad),
+            format!("pti:confirm@{}", "b".repeat(12))
+        );
+    }
+
+    #[test]
+    fn a_second_plan_under_one_name_and_a_bad_one_are_refused_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("pti");
+        plan().save(&state).unwrap();
+        let again = plan().save(&state).unwrap_err();
+        assert!(again.is_usage());
+        assert!(
+            again.to_string().contains("--resume continues it"),
+            "{again}"
+        );
+        std::fs::write(state.join(PLAN_FILE), "{").unwrap();
+        let bad = BisectPlan::load(&state).unwrap_err();
+        assert!(bad.is_usage());
+        assert!(
+            bad.to_string().contains("not a bisection's saved plan"),
+            "{bad}"
+        );
+        assert_eq!(saved_names(dir.path()), ["pti"]);
+        let (name, found) = state_dir(dir.path(), None, dir.path()).unwrap();
+        assert_eq!((name.as_str(), found), ("pti", state));
+        let none = state_dir(dir.path(), Some("other"), dir.path()).unwrap_err();
+        assert!(
+            none.to_string().contains("no bisection named other"),
+            "{none}"
+        );
+    }
+}

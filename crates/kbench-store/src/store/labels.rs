@@ -187,3 +187,20 @@ impl Store {
         Ok(machines)
     }
 }
+
+/// Labels name sides in reports and shell commands: 1-128 letters, digits and
+/// `- _ . + @ : / = ,` (`=` and `,` for the kernel command-line words a vm-ab label
+/// names). Anything else is the user's to mend.
+pub fn check_label(label: &str) -> Result<(), StoreError> {
+    let ok = !label.is_empty()
+        && label.len() <= 128
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:/=,".contains(c));
+    match ok {
+        true => Ok(()),
+        false => Err(StoreError::Unusable(format!(
+            "bad label '{label}': use 1-128 letters, digits and - _ . + @ : / = ,"
+        ))),
+    }
+}

@@ -23,7 +23,7 @@ pub use crate::sqlite::{is_busy, is_disk_full, is_read_only};
 pub use calibrations::{CalibrationComponent, CalibrationRow, NewCalibration};
 pub use handle::{default_path, Backend, Store};
 pub use kbench_record::stored::{SessionWithRuns, SummaryRow};
-pub use labels::{LabelInfo, LabelKernel, MachineLabel};
+pub use labels::{check_label, LabelInfo, LabelKernel, MachineLabel};
 pub use runs::RunRow;
 pub use scope::SessionScope;
 pub use sessions::{new_session_uuid, SessionRow};

@@ -16,9 +16,8 @@ use crate::vm::QemuArgs;
 use kbench_analysis::bisect::{MetricName, StepOutcome};
 use kbench_boot::bisect::lookers::StepState;
 use kbench_boot::bisect::plan::{self, BisectPlan};
-use kbench_boot::bisect::{BisectEvents, BisectOutcome, Bisection, BootKeeper};
+use kbench_boot::bisect::{BisectEvents, BisectOutcome, Bisection};
 use kbench_boot::tree;
-use kbench_record::stored::SessionWithRuns;
 use kbench_report::bisect::{describe_look, describe_outcome, describe_step, short};
 use kbench_stats::sequential::Look;
 use std::path::{Path, PathBuf};
@@ -211,14 +210,6 @@ fn bisect(plan: BisectPlan, dir: PathBuf, repo: PathBuf) -> anyhow::Result<i32> 
             let found = matches!(report.end, kbench_analysis::bisect::BisectEnd::Found { .. });
             Ok(i32::from(!found))
         }
-    }
-}
-
-impl BootKeeper for BootStore<'_> {
-    fn kept_sessions(&mut self, label: &str) -> anyhow::Result<Vec<SessionWithRuns>> {
-        let mut whole = kbench_store::export::whole_sessions(self.store, label)?;
-        whole.sort_by_key(|(row, _)| row.id);
-        Ok(whole.into_iter().map(|(_, s)| s).collect())
     }
 }
 

@@ -2,7 +2,7 @@
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use crate::verdict::{self, MachineArgs, VerdictArgs};
-use kbench_analysis::sequential::{self, AskedDesign, SequentialOptions};
+use kbench_analysis::sequential::{self, AskedDesign};
 use kbench_analysis::FailOn;
 use kbench_record::sequential::{DesignedBy, RecordedDesign};
 use kbench_report::compare::Layout;
@@ -199,7 +199,7 @@ fn decided_sequentially(
     let Some(recorded) = store.sequential_design(&args.base, new)? else {
         return Ok(None);
     };
-    let design = SequentialOptions::of_design(&recorded.design);
+    let design = recorded.design.options;
     let other_design = !asked_design(args).changes(&design).is_empty();
     let fixed_only = other_design
         || args.full
