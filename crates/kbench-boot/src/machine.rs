@@ -86,7 +86,8 @@ pub struct BootSide {
 }
 
 impl BootSide {
-    /// `image` (read from `path`) written into `work` as `vmlinuz-NAME`, labelled.
+    /// `image` (read from `path`) written into `work` as `vmlinuz-NAME`, under a label
+    /// that is checked.
     pub fn new(
         image: KernelImage,
         label: String,
@@ -95,6 +96,7 @@ impl BootSide {
         work: &Path,
         name: &str,
     ) -> Result<BootSide, MachineError> {
+        kbench_store::check_label(&label).map_err(|e| MachineError::Usage(e.to_string()))?;
         let Some(arch) = image.arch() else {
             return Err(MachineError::Usage(format!(
                 "{}: neither an x86 bzImage nor an arm64 Image",

@@ -4,7 +4,7 @@ use crate::error::usage;
 use crate::session;
 use kbench_boot::cmdline::check_kernel_word;
 use kbench_boot::deb::KernelImage;
-use kbench_boot::machine::{BootSide, MachineConfig};
+use kbench_boot::machine::MachineConfig;
 use kbench_boot::qemu::{Deadlines, QemuSetup};
 use kbench_record::Clock;
 use std::path::{Path, PathBuf};
@@ -163,20 +163,6 @@ pub fn scratch_disk(work: &Path, dry_run: bool) -> anyhow::Result<PathBuf> {
             .map_err(|e| anyhow::anyhow!("the scratch disk: {e}"))?;
     }
     Ok(path)
-}
-
-/// `image` (read from `path`) written into `work` as `vmlinuz-NAME`, under a label
-/// that is checked.
-pub fn boot_side(
-    image: KernelImage,
-    label: String,
-    path: &Path,
-    own_words: &[String],
-    work: &Path,
-    name: &str,
-) -> anyhow::Result<BootSide> {
-    session::check_label(&label)?;
-    Ok(BootSide::new(image, label, path, own_words, work, name)?)
 }
 
 /// A bzImage, an arm64 Image or a Debian linux-image-*.deb, read.

@@ -5,7 +5,7 @@ use crate::args::checked_commit;
 use crate::boots::BootStore;
 use crate::error::usage;
 use crate::session::DbArgs;
-use crate::vm::{boot_side, read_kernel, QemuArgs};
+use crate::vm::{read_kernel, QemuArgs};
 use kbench_analysis::sequential::SequentialReport;
 use kbench_boot::cmdline::side_labels;
 use kbench_boot::machine::{Boot, BootSide, QemuExecutor, QemuMachine};
@@ -297,7 +297,7 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
         ));
     }
     let mut sides = [
-        boot_side(
+        BootSide::new(
             image_a,
             label_a,
             &args.kernel_a,
@@ -305,7 +305,7 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
             work,
             "a",
         )?,
-        boot_side(
+        BootSide::new(
             image_b,
             label_b,
             &args.kernel_b,
