@@ -96,8 +96,8 @@ pub struct LatencyCurves {
 
 /// The plot data of `report`, from the labels it compared as they were read.
 pub fn plot_data(report: &CompareReport, base: &LabelData, new: &LabelData) -> PlotData {
-    let base = Side::of(base, report.machines.as_ref());
-    let new = Side::of(new, report.machines.as_ref());
+    let base = PlotSide::of(base, report.machines.as_ref());
+    let new = PlotSide::of(new, report.machines.as_ref());
     let workloads = report
         .rows
         .iter()
@@ -137,15 +137,15 @@ fn machines(sessions: &[SessionRow]) -> Vec<Machine> {
 }
 
 /// One label's runs, grouped as the comparison grouped them.
-struct Side {
+struct PlotSide {
     sessions: Vec<SessionRow>,
     groups: BTreeMap<Key, group::Side>,
     series: group::SeriesRuns,
 }
 
-impl Side {
+impl PlotSide {
     /// The label's runs, of the one machine the comparison used when it used one.
-    fn of(data: &LabelData, machines: Option<&crate::MachinesCompared>) -> Side {
+    fn of(data: &LabelData, machines: Option<&crate::MachinesCompared>) -> PlotSide {
         let data = match machines {
             Some(crate::MachinesCompared::One { machine, .. }) => {
                 Cow::Owned(data.of_machine(machine))
@@ -154,7 +154,7 @@ impl Side {
         };
         let groups = group::group(&data.runs, &data.sessions);
         let (series, _) = group::series_runs(&data.runs, &data.sessions);
-        Side {
+        PlotSide {
             sessions: data.sessions.clone(),
             groups,
             series,
@@ -176,8 +176,8 @@ fn row_key(row: &CompareRow) -> Key {
 fn workload_plot(
     row: &CompareRow,
     report: &CompareReport,
-    base: &Side,
-    new: &Side,
+    base: &PlotSide,
+    new: &PlotSide,
 ) -> WorkloadPlot {
     let key = row_key(row);
     let mut points = side_points(SideName::Base, &key, base, row);
@@ -205,7 +205,7 @@ fn workload_plot(
     }
 }
 
-fn side_points(name: SideName, key: &Key, side: &Side, row: &CompareRow) -> Vec<RunPoint> {
+fn side_points(name: SideName, key: &Key, side: &PlotSide, row: &CompareRow) -> Vec<RunPoint> {
     let Some(group) = side.groups.get(key) else {
         return Vec::new();
     };
@@ -256,8 +256,8 @@ fn spread_of(values: &[f64]) -> SideSpread {
 fn latency_curves(
     key: &RunKey,
     report: &CompareReport,
-    base: &Side,
-    new: &Side,
+    base: &PlotSide,
+    new: &PlotSide,
 ) -> Vec<LatencyCurves> {
     let compared: Vec<&str> = report
         .rows

@@ -40,7 +40,7 @@ pub use sequential::{
 };
 pub use sink::{MemorySink, RunSink};
 pub use spec::WorkloadSpec;
-pub use stop::{Decision, StopPolicy, StopRule};
+pub use stop::{NextBlock, StopPolicy, StopRule};
 pub use suite::{run_suite, Plan, WorkloadOutcome};
 
 /// Why a schedule stopped before its end.

@@ -4,7 +4,7 @@ pub use crate::arm::{ArmOutcome, MeasuredRun, Measurement, RunFailure};
 use crate::executor::{Executor, Unit};
 use crate::hooks::{run_hook, HookFailure, HookKind, Hooks};
 use crate::sink::RunSink;
-use crate::stop::{Decision, StopRule};
+use crate::stop::{NextBlock, StopRule};
 use crate::RunnerError;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -133,9 +133,9 @@ impl<U: Unit> State<'_, '_, U> {
                 self.sink.keep_look(&look).map_err(RunnerError::Sink)?;
             }
             let pending = match decision {
-                Decision::Continue(pending) => pending,
-                Decision::Stop => return Ok(()),
-                Decision::GiveUp(why) => return Err(RunnerError::GaveUp(why)),
+                NextBlock::Continue(pending) => pending,
+                NextBlock::Stop => return Ok(()),
+                NextBlock::GiveUp(why) => return Err(RunnerError::GaveUp(why)),
             };
             for arm in blocks.next_block() {
                 if !pending.contains(&arm) {

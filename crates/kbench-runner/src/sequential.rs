@@ -4,7 +4,7 @@
 //! each look to the sink to be kept with its design. What a look is (runs as units, a
 //! label's boots, a bisection's step) is a [`Looker`]; the loop is this one.
 use crate::scheduler::{ArmOutcome, MeasuredRun};
-use crate::stop::{Decision, StopRule};
+use crate::stop::{NextBlock, StopRule};
 use kbench_record::sequential::SequentialLook;
 use kbench_stats::sequential::{self, Boundary, KnownNoise, Look, SequentialDesign};
 use std::time::Duration;
@@ -111,13 +111,13 @@ impl<M, L: Looker<M>> SequentialDriver<L, M> {
 }
 
 impl<M, L: Looker<M>> StopRule<M> for SequentialDriver<L, M> {
-    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> Decision {
+    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> NextBlock {
         let reached = self.reached(arms, elapsed);
-        let all_arms = || Decision::Continue((0..arms.len()).collect());
+        let all_arms = || NextBlock::Continue((0..arms.len()).collect());
         let mut look = match self.looker.look(arms) {
-            Seen::GiveUp(why) => return Decision::GiveUp(why),
+            Seen::GiveUp(why) => return NextBlock::GiveUp(why),
             Seen::Nothing if reached == Reached::Neither => return all_arms(),
-            Seen::Nothing => return Decision::Stop,
+            Seen::Nothing => return NextBlock::Stop,
             Seen::Look(look) => look,
         };
         if reached != Reached::Neither {
@@ -129,7 +129,7 @@ impl<M, L: Looker<M>> StopRule<M> for SequentialDriver<L, M> {
         let stop = look.decided() || reached != Reached::Neither;
         self.history.push(look);
         if stop {
-            Decision::Stop
+            NextBlock::Stop
         } else {
             all_arms()
         }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// What the next block holds.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub enum NextBlock {
     /// Run these arms (in the schedule's order) in the next block.
     Continue(Vec<usize>),
     /// Every arm is done.
@@ -18,7 +18,7 @@ pub enum Decision {
 /// counts and `--precision` are [`StopPolicy`]; a sequential rule that stops when a
 /// comparison of the arms is decided plugs in here too.
 pub trait StopRule<M = MeasuredRun> {
-    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> Decision;
+    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> NextBlock;
 
     /// Measured runs per arm to expect at first (a progress bar's length).
     fn expected_runs_per_arm(&self) -> u64;
@@ -87,17 +87,17 @@ impl StopPolicy {
 }
 
 impl<M: Measurement> StopRule<M> for StopPolicy {
-    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> Decision {
+    fn decide(&mut self, arms: &[ArmOutcome<M>], elapsed: Duration) -> NextBlock {
         if let Some(why) = self.hopeless(arms) {
-            return Decision::GiveUp(why);
+            return NextBlock::GiveUp(why);
         }
         let pending: Vec<usize> = (0..arms.len())
             .filter(|&arm| !self.arm_done(&arms[arm]))
             .collect();
         if pending.is_empty() || self.out_of_time(elapsed) {
-            Decision::Stop
+            NextBlock::Stop
         } else {
-            Decision::Continue(pending)
+            NextBlock::Continue(pending)
         }
     }
 

@@ -238,7 +238,7 @@ fn make_pipes(nonblocking: bool) -> Result<Pipes, WorkloadError> {
 
 /// One worker's side of the loop.
 #[derive(Clone, Copy)]
-struct Side<'a> {
+struct PipeEnd<'a> {
     input: BorrowedFd<'a>,
     output: BorrowedFd<'a>,
     reads_first: bool,
@@ -260,11 +260,11 @@ struct SideConfig<'a> {
 }
 
 impl<'a> SideConfig<'a> {
-    fn side<'f>(&self, worker: usize, input: BorrowedFd<'f>, output: BorrowedFd<'f>) -> Side<'f>
+    fn side<'f>(&self, worker: usize, input: BorrowedFd<'f>, output: BorrowedFd<'f>) -> PipeEnd<'f>
     where
         'a: 'f,
     {
-        Side {
+        PipeEnd {
             input,
             output,
             // In the ping-pong order worker 0 reads first; worker 1 always writes first.
@@ -462,7 +462,7 @@ fn run_threads(
 
 /// One worker: enter its cgroup and pin itself, then `loops` times write-and-read (or
 /// read-and-write).
-fn work(loops: i32, side: Side<'_>) -> Result<(), String> {
+fn work(loops: i32, side: PipeEnd<'_>) -> Result<(), String> {
     // In this order: moving into a cgroup with a cpuset resets the task's affinity on
     // kernels before 6.2.
     if let Some(target) = side.cgroup {
