@@ -2,8 +2,8 @@
 //! looked at by kbench-analysis's sequential comparison after every block: the looker
 //! the one sequential driver uses for boots. The labels grow by the sessions the
 //! scheduler hands over; nothing is read back from the store.
+use crate::driver::{Decidable, Looker, Reached, Seen};
 use crate::scheduler::ArmOutcome;
-use crate::sequential::{Decidable, Looker, Reached, Seen};
 use kbench_analysis::sequential::{self, FixedAtFirstLook, SequentialOptions, SequentialReport};
 use kbench_analysis::LabelData;
 use kbench_record::sequential::SequentialLook;

@@ -14,6 +14,7 @@ extern crate kbench_term;
 pub mod arm;
 pub mod capture;
 pub mod child;
+pub mod driver;
 pub mod executor;
 pub mod figures;
 pub mod hooks;
@@ -21,7 +22,6 @@ pub mod kernel_build;
 pub mod labels;
 pub mod progress;
 pub mod scheduler;
-pub mod sequential;
 pub mod session;
 pub mod sink;
 pub mod spec;
@@ -29,15 +29,15 @@ pub mod stop;
 pub mod suite;
 pub mod suites;
 
+pub use driver::{
+    Bounds, Decidable, Looker, PrimaryState, PrimaryStates, PrimaryUnits, Reached, Seen,
+    SequentialDriver, UnitLooker, UnitsOf,
+};
 pub use executor::{Attempt, CommandExecutor, Executor, Failed, Unit, WorkloadExecutor};
 pub use figures::{FigureOptions, FigureReader};
 pub use hooks::{HookFailure, HookKind, Hooks};
 pub use labels::LabelLooker;
 pub use scheduler::{ArmOutcome, MeasuredRun, Measurement, Observer, Order, RunFailure, Schedule};
-pub use sequential::{
-    Bounds, Decidable, Looker, PrimaryState, PrimaryStates, PrimaryUnits, Reached, Seen,
-    SequentialDriver, UnitLooker, UnitsOf,
-};
 pub use sink::{MemorySink, RunSink};
 pub use spec::WorkloadSpec;
 pub use stop::{NextBlock, StopPolicy, StopRule};

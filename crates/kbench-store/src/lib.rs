@@ -1,6 +1,7 @@
 //! kbench's run database (SQLite, or a lab's PostgreSQL) and its exports. It stores what
 //! kbench-import's readers return ([`Imported`]) without linking them.
 pub mod db;
+pub mod designs;
 pub mod error;
 pub mod export;
 pub mod kernel_config;
@@ -11,7 +12,6 @@ pub mod postgres;
 pub mod push;
 pub mod rows;
 pub mod schema;
-pub mod sequential;
 pub mod sqlite;
 pub mod store;
 
