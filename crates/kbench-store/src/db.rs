@@ -3,7 +3,6 @@
 //! each query once in the SQL both SQLite and PostgreSQL accept (`?1`-style
 //! parameters, `RETURNING`, `ON CONFLICT`); a backend translates what it must.
 use crate::error::StoreError;
-use std::time::Duration;
 
 /// One value in a row or a parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -322,18 +321,7 @@ fn first_words(sql: &str) -> String {
     sql.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
 }
 
-/// Names how many seconds a writer waits for another kbench to finish before giving
-/// up; 30 when unset.
-pub const BUSY_TIMEOUT_ENV: &str = "KBENCH_BUSY_TIMEOUT";
-
-/// How long a writer waits for another to finish before giving up.
-pub fn busy_timeout() -> Duration {
-    std::env::var(BUSY_TIMEOUT_ENV)
-        .ok()
-        .and_then(|secs| secs.trim().parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs < 1e6)
-        .map_or(Duration::from_secs(30), Duration::from_secs_f64)
-}
+pub use crate::backend_errors::{busy_timeout, BUSY_TIMEOUT_ENV};
 
 pub(crate) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)

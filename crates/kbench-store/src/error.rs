@@ -3,8 +3,8 @@
 //! locked by another writer, a server that refuses their role or went away. The
 //! binary asks [`StoreError::is_usage`] for its exit status (2) and prints the error's
 //! text, which for those already says what is wrong.
-use crate::db::{busy_timeout, BUSY_TIMEOUT_ENV};
-use crate::sqlite::{is_busy, is_disk_full, is_read_only};
+use crate::backend_errors::{busy_timeout, BUSY_TIMEOUT_ENV};
+use crate::backend_errors::{is_busy, is_disk_full, is_read_only};
 
 /// Why the database could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +55,9 @@ impl StoreError {
             StoreError::Sqlite(e) => is_read_only(e) || is_disk_full(e) || is_busy(e),
             #[cfg(feature = "postgres")]
             StoreError::Postgres(e) => {
-                use crate::postgres::{is_connection_lost, is_lock_timeout, is_permission_denied};
+                use crate::backend_errors::{
+                    is_connection_lost, is_lock_timeout, is_permission_denied,
+                };
                 is_permission_denied(e) || is_lock_timeout(e) || is_connection_lost(e)
             }
             StoreError::Corrupt(_) => false,
@@ -82,7 +84,7 @@ pub(crate) fn sqlite_message(e: &rusqlite::Error) -> String {
 /// The text of [`StoreError::Postgres`]: the server's own message where there is one.
 #[cfg(feature = "postgres")]
 pub(crate) fn postgres_message(e: &tokio_postgres::Error) -> String {
-    use crate::postgres::{is_connection_lost, is_lock_timeout, is_permission_denied};
+    use crate::backend_errors::{is_connection_lost, is_lock_timeout, is_permission_denied};
     let described = describe_error(e);
     if is_permission_denied(e) {
         format!("the database refused this role (one that may read may not write): {described}")

@@ -1,5 +1,6 @@
 //! kbench's run database (SQLite, or a lab's PostgreSQL) and its exports. It stores what
 //! kbench-import's readers return ([`Imported`]) without linking them.
+mod backend_errors;
 pub mod db;
 pub mod designs;
 pub mod error;

@@ -738,31 +738,7 @@ impl Db for PostgresDb {
 
 pub use crate::error::describe_error;
 
-/// Whether a lock stayed held by another writer past the lock timeout.
-pub fn is_lock_timeout(e: &tokio_postgres::Error) -> bool {
-    e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE)
-}
-
-/// Whether the server refused this role (a read-only role writing, a standby, a
-/// role without SELECT reading).
-pub fn is_permission_denied(e: &tokio_postgres::Error) -> bool {
-    matches!(
-        e.code(),
-        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE || *c == SqlState::READ_ONLY_SQL_TRANSACTION
-    )
-}
-
-/// Whether the connection to the server was lost (the server stopped or went away).
-pub fn is_connection_lost(e: &tokio_postgres::Error) -> bool {
-    e.is_closed()
-        || matches!(
-            e.code(),
-            Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN
-                || *c == SqlState::CANNOT_CONNECT_NOW
-        )
-        || (e.as_db_error().is_none()
-            && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()))
-}
+pub use crate::backend_errors::{is_connection_lost, is_lock_timeout, is_permission_denied};
 
 #[cfg(test)]
 mod tests {

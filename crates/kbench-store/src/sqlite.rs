@@ -280,26 +280,7 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
-/// Whether SQLite refused a write because the file (or its directory) is read-only.
-pub fn is_read_only(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
-    )
-}
-
-/// Whether a write failed for want of space (SQLITE_FULL).
-pub fn is_disk_full(e: &rusqlite::Error) -> bool {
-    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
-}
-
-/// Whether another connection held the lock past the busy timeout.
-pub fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
+pub use crate::backend_errors::{is_busy, is_disk_full, is_read_only};
 
 fn unusable(path: &Path, e: rusqlite::Error) -> StoreError {
     StoreError::Unusable(format!(
