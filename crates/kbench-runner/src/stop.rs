@@ -1,4 +1,5 @@
 //! When to stop repeating: asked before the first block and after every block.
+pub use crate::arm::precision_pct;
 use crate::arm::{ArmOutcome, MeasuredRun, Measurement};
 use kbench_record::sequential::SequentialLook;
 use std::time::Duration;
@@ -107,12 +108,4 @@ impl<M: Measurement> StopRule<M> for StopPolicy {
             StopPolicy::Precision { min_runs, .. } => u64::from(min_runs),
         }
     }
-}
-
-/// Half-width of the 95% CI of the median of `values`, as a percentage of the median.
-pub fn precision_pct(values: &[f64]) -> Option<f64> {
-    let sorted = kbench_stats::descriptive::sorted_copy(values);
-    let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
-    let median = ci.estimate;
-    (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
 }
