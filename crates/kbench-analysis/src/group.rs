@@ -216,7 +216,7 @@ pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
                 found
             }
         };
-        let placement = run.placement.map(|p| p.effective());
+        let placement = run.run.placement().map(|p| p.effective());
         let (boot, session) = units
             .entry(run.session_id)
             .or_insert_with(|| (boot_of(run).into(), replication_session(run, &by_id).into()))
@@ -341,9 +341,11 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, Ser
     let mut out = SeriesRuns::new();
     let mut resolutions = SeriesResolutions::new();
     let mut position: BTreeMap<RunKey, u32> = BTreeMap::new();
+    // Whether a run has series is one of its facts, kept by the store: a record is read
+    // here only for its histograms.
     for run in runs
         .iter()
-        .filter(|r| r.is_measured() && may_have_series(r))
+        .filter(|r| r.is_measured() && r.run.facts().has_series)
     {
         let Some(record) = run.record().filter(|r| !r.series.is_empty()) else {
             continue;
@@ -380,13 +382,4 @@ pub fn series_runs(runs: &[RunRow], sessions: &[SessionRow]) -> (SeriesRuns, Ser
         }
     }
     (out, resolutions)
-}
-
-/// Whether a run's record may hold latency series: most workloads' records have none,
-/// and are not worth parsing whole to find out (kbench writes keys unescaped).
-fn may_have_series(run: &RunRow) -> bool {
-    run.run
-        .record
-        .as_ref()
-        .is_some_and(|r| r.as_str().contains("\"series\""))
 }

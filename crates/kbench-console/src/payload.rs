@@ -136,6 +136,7 @@ impl Received {
             begin: payloads(Kind::Begin).next().and_then(json_object),
             records: payloads(Kind::Record)
                 .filter_map(|p| serde_json::from_slice(p).ok())
+                .map(StoredRun::with_facts)
                 .collect(),
             error: payloads(Kind::Error)
                 .next()

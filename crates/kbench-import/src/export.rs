@@ -50,12 +50,17 @@ fn check_kernel_configs(export: &Export) -> Result<(), String> {
     }
 }
 
-/// An export of an older version in the current one's terms.
+/// An export of an older version in the current one's terms, each run with its facts
+/// read from its record, once, here ([`StoredRun::with_facts`]).
 fn upgraded(mut export: Export) -> Export {
-    if export.version < 2 {
-        for run in export.sessions.iter_mut().flat_map(|s| s.runs.iter_mut()) {
+    let old = export.version < 2;
+    for run in export.sessions.iter_mut().flat_map(|s| s.runs.iter_mut()) {
+        if old {
             upgrade_v1_run(run);
         }
+        run.facts = Some(run.record_facts());
+    }
+    if old {
         export.version = EXPORT_VERSION;
     }
     export

@@ -49,7 +49,7 @@ pub use placement::{ObservedPlacement, PlacementKind, PlacementRequest};
 pub use record::{RunRecord, RusageDelta, TaskCpus};
 pub use stored::{
     legacy_primary, mark_legacy_primary, stored_run, values_of, AbSide, ImportSource, NewSession,
-    SessionWithRuns, StoredRun, SummaryRow, Value,
+    RecordFacts, SessionWithRuns, StoredRun, SummaryRow, Value,
 };
 pub use wakephases::{
     Incomplete, Milestone, OnePhase, OneWake, PhaseSeries, WakePath, WakePhases, EACH_WAKE_MAX,

@@ -93,7 +93,10 @@ pub struct Value {
 }
 
 /// A run as stored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Two runs are equal when they hold the same: their [`StoredRun::facts`] are what
+/// their record says, and are not compared.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StoredRun {
     pub workload: String,
     pub params: BTreeMap<String, serde_json::Value>,
@@ -121,6 +124,54 @@ pub struct StoredRun {
     /// For a run of `kbench ab`: which side it was and what that side really ran.
     #[serde(default)]
     pub ab_side: Option<AbSide>,
+    /// What the store keeps of the record in columns of its own, taken where the record
+    /// was first read (the runner's parse, the store's columns, an import); `None` when
+    /// whoever built the run did not say, and then derived from the record
+    /// ([`StoredRun::record_facts`]) when asked. Not exported: an export's record holds
+    /// them.
+    #[serde(skip)]
+    pub facts: Option<RecordFacts>,
+}
+
+impl PartialEq for StoredRun {
+    fn eq(&self, other: &StoredRun) -> bool {
+        // Every field named, so that a new one is not forgotten here.
+        let StoredRun {
+            workload,
+            params,
+            variant,
+            run_index,
+            warmup,
+            exit_status,
+            start_unix_ns,
+            end_unix_ns,
+            pinned_cpus,
+            cpus_used,
+            rusage,
+            tasks,
+            record,
+            values,
+            error,
+            ab_side,
+            facts: _,
+        } = self;
+        *workload == other.workload
+            && *params == other.params
+            && *variant == other.variant
+            && *run_index == other.run_index
+            && *warmup == other.warmup
+            && *exit_status == other.exit_status
+            && *start_unix_ns == other.start_unix_ns
+            && *end_unix_ns == other.end_unix_ns
+            && *pinned_cpus == other.pinned_cpus
+            && *cpus_used == other.cpus_used
+            && *rusage == other.rusage
+            && *tasks == other.tasks
+            && *record == other.record
+            && *values == other.values
+            && *error == other.error
+            && *ab_side == other.ab_side
+    }
 }
 
 /// What one side of a `kbench ab` ran. Both sides' runs are stored as workload `ab`,
@@ -151,9 +202,25 @@ impl StoredRun {
         self.record.as_ref()?.parse()
     }
 
+    /// The run's facts: as it was built with them ([`StoredRun::facts`]), else read
+    /// from its record ([`StoredRun::record_facts`]).
+    pub fn facts(&self) -> RecordFacts {
+        self.facts.unwrap_or_else(|| self.record_facts())
+    }
+
+    /// The run with its facts, derived from its record if it was built without them:
+    /// for whoever builds a run from a record's text (an import, a guest's console), so
+    /// that the record is read for them once, there.
+    pub fn with_facts(mut self) -> StoredRun {
+        self.facts = Some(self.facts());
+        self
+    }
+
     /// What the store keeps in columns of their own from the record: where the run's
     /// two tasks ran, and whether it has latency series. One parse that builds
-    /// nothing else, and none for a record naming neither (most workloads').
+    /// nothing else, and none for a record naming neither (most workloads'). The one
+    /// derivation of [`RecordFacts`] from a record's text; a run built from a parsed
+    /// [`RunRecord`] takes them from it ([`RecordFacts::of`]).
     pub fn record_facts(&self) -> RecordFacts {
         #[derive(Deserialize)]
         struct FactsOnly {
@@ -177,17 +244,29 @@ impl StoredRun {
             })
     }
 
-    /// Where the run's two tasks ran, read from its record without building the rest.
+    /// Where the run's two tasks ran ([`StoredRun::facts`]).
     pub fn placement(&self) -> Option<crate::ObservedPlacement> {
-        self.record_facts().placement
+        self.facts().placement
     }
 }
 
-/// See [`StoredRun::record_facts`].
+/// What the store keeps of a run's record in columns of its own (see
+/// [`StoredRun::record_facts`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RecordFacts {
     pub placement: Option<crate::ObservedPlacement>,
     pub has_series: bool,
+}
+
+impl RecordFacts {
+    /// The facts of a parsed record: what [`StoredRun::record_facts`] reads back from
+    /// its JSON.
+    pub fn of(record: &RunRecord) -> RecordFacts {
+        RecordFacts {
+            placement: record.placement,
+            has_series: !record.series.is_empty(),
+        }
+    }
 }
 
 impl From<&MetricValue> for Value {
@@ -260,6 +339,7 @@ pub fn stored_run(
         values: values_of(record),
         error: None,
         ab_side: None,
+        facts: Some(RecordFacts::of(record)),
     }
 }
 
@@ -348,6 +428,46 @@ mod tests {
                 .collect();
             assert_eq!(marked, [primary], "{workload}");
         }
+    }
+
+    /// The facts a run built from a parsed record carries are those its JSON gives.
+    #[test]
+    fn facts_of_a_record_are_those_of_its_json() {
+        let series: crate::LatencySeries = serde_json::from_value(serde_json::json!({
+            "name": "wake_latency", "unit": "ns", "count": 1, "min": 5, "max": 5,
+            "mean": 5.0, "stddev": 0.0, "percentiles": {}, "buckets": [[5, 1]],
+        }))
+        .unwrap();
+        let placed = crate::ObservedPlacement {
+            kind: crate::PlacementKind::Mixed,
+            colocated_share: Some(0.93),
+        };
+        let records = [
+            RunRecord::default(),
+            RunRecord {
+                placement: Some(placed),
+                ..RunRecord::default()
+            },
+            RunRecord {
+                series: vec![series],
+                ..RunRecord::default()
+            },
+        ];
+        for record in &records {
+            let run = stored_run(record, 0, false, None, String::new());
+            assert_eq!(run.facts, Some(RecordFacts::of(record)));
+            let without = StoredRun {
+                facts: None,
+                ..run.clone()
+            };
+            assert_eq!(without.record_facts(), RecordFacts::of(record));
+            assert_eq!(without.clone().with_facts().facts, run.facts);
+            assert_eq!(without, run, "facts are not compared");
+        }
+        assert_eq!(
+            stored_run(&records[1], 0, false, None, String::new()).placement(),
+            Some(placed)
+        );
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The main job's schedule (`kbench run`, `kbench calibrate`, kbench as a guest's
 //! /init): workloads in shuffled blocks, warm-ups first, until the stop policy is met.
+use crate::arm::precision_pct;
 use crate::executor::{Executor, WorkloadExecutor};
 use crate::progress::Progress;
 use crate::scheduler::{self, ArmOutcome, Order, Schedule};
 use crate::sink::RunSink;
 use crate::spec::WorkloadSpec;
-use crate::stop::{precision_pct, StopPolicy};
+use crate::stop::StopPolicy;
 use crate::RunnerError;
 use kbench_record::PlacementKind;
 use std::time::Duration;

@@ -40,8 +40,7 @@ pub fn rows_of(
             session_id,
             label: s.label.clone(),
             boot_id: s.boot_id.clone(),
-            placement: run.record_facts().placement,
-            run: run.clone(),
+            run: run.clone().with_facts(),
         })
         .collect();
     let summaries = whole

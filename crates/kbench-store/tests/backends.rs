@@ -126,6 +126,7 @@ fn full_run(index: u32) -> StoredRun {
         ],
         error: None,
         ab_side: None,
+        facts: None,
     }
 }
 

@@ -492,12 +492,12 @@ fn migration_8_puts_placement_and_series_in_columns() {
     let store = Store::open(&path).unwrap();
     let whole = store.runs("old").unwrap();
     let light = store.runs_for_analysis("old").unwrap();
-    let expected = whole[0].run.placement();
+    let expected = whole[0].run.record_facts().placement;
     assert!(expected.is_some());
-    let placements: Vec<_> = light.iter().map(|r| r.placement).collect();
+    let placements: Vec<_> = light.iter().map(|r| r.run.placement()).collect();
     assert_eq!(placements, [expected, None, None]);
     assert_eq!(
-        whole.iter().map(|r| r.placement).collect::<Vec<_>>(),
+        whole.iter().map(|r| r.run.placement()).collect::<Vec<_>>(),
         placements
     );
     // Only the run with series keeps its record; nobody's rusage or tasks.

@@ -4,7 +4,7 @@ use super::scope::SessionScope;
 use crate::cell_row;
 use crate::db::{to_i64, Cell, Db};
 use crate::error::StoreError;
-use kbench_record::{mark_legacy_primary, ObservedPlacement, RawJson, RunRecord, StoredRun, Value};
+use kbench_record::{mark_legacy_primary, RawJson, RecordFacts, RunRecord, StoredRun, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 const RUNS_WHOLE: &str = "SELECT r.id, r.session_id, s.boot_id, r.workload, r.params, r.variant,
         r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
         r.pinned_cpus, r.cpus_used, r.rusage, r.tasks, r.record, r.error, r.ab_side,
-        r.placement, s.started_unix_ns
+        r.placement, r.has_series, s.started_unix_ns
     FROM runs r JOIN sessions s ON s.id = r.session_id
     WHERE s.label = ?1{scope}";
 
@@ -21,7 +21,7 @@ const RUNS_FOR_ANALYSIS: &str = "SELECT r.id, r.session_id, s.boot_id, r.workloa
         r.variant, r.run_index, r.warmup, r.exit_status, r.start_unix_ns, r.end_unix_ns,
         r.pinned_cpus, r.cpus_used, NULL, NULL,
         CASE WHEN r.has_series = 1 THEN r.record END, r.error, r.ab_side, r.placement,
-        s.started_unix_ns
+        r.has_series, s.started_unix_ns
     FROM runs r JOIN sessions s ON s.id = r.session_id
     WHERE s.label = ?1{scope}";
 
@@ -32,11 +32,11 @@ pub struct RunRow {
     pub session_id: i64,
     pub label: String,
     pub boot_id: Option<String>,
+    /// The run, with its [`StoredRun::facts`] as the store keeps them in columns of
+    /// their own (where its two tasks ran, whether it has latency series): read without
+    /// its record, which [`Store::runs_for_analysis`] leaves out of most runs.
     #[serde(flatten)]
     pub run: StoredRun,
-    /// Where its two tasks ran, as its record says, kept in a column of its own.
-    #[serde(skip)]
-    pub placement: Option<ObservedPlacement>,
 }
 
 impl RunRow {
@@ -200,7 +200,7 @@ fn in_session_order(runs: Vec<(i64, RunRow)>) -> Vec<RunRow> {
 /// A run as the cells of [`RUN_COLUMNS`].
 fn run_cells(id: i64, session_id: i64, run: &StoredRun) -> Vec<Cell> {
     let params_text = serde_json::to_string(&run.params).unwrap_or_else(|_| "{}".into());
-    let facts = run.record_facts();
+    let facts = run.facts();
     cell_row![
         id,
         session_id,
@@ -269,7 +269,8 @@ impl Store {
 
     /// Every run of `label` as [`Store::runs`], with what the analysis reads: no
     /// rusage or tasks, and the record only of a run with latency series (its placement
-    /// is in [`RunRow::placement`]). A label's records are most of what it holds.
+    /// and whether it has series are in its [`StoredRun::facts`]). A label's records are
+    /// most of what it holds.
     pub fn runs_for_analysis(&self, label: &str) -> Result<Vec<RunRow>, StoreError> {
         self.runs_for_analysis_in(label, &SessionScope::all())
     }
@@ -310,7 +311,7 @@ impl Store {
                         params
                     }
                 };
-                let session_started_unix_ns = r.i64(19)?;
+                let session_started_unix_ns = r.i64(20)?;
                 let row = RunRow {
                     id: r.i64(0)?,
                     session_id: r.i64(1)?,
@@ -333,8 +334,11 @@ impl Store {
                         values: Vec::new(),
                         error: r.take_text(16)?,
                         ab_side: r.opt_str(17)?.and_then(|t| serde_json::from_str(t).ok()),
+                        facts: Some(RecordFacts {
+                            placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
+                            has_series: r.flag(19)?,
+                        }),
                     },
-                    placement: r.opt_str(18)?.and_then(|t| serde_json::from_str(t).ok()),
                 };
                 runs.push((session_started_unix_ns, row));
                 Ok(())
@@ -415,7 +419,6 @@ mod tests {
                     label: "l".into(),
                     boot_id: None,
                     run: StoredRun::default(),
-                    placement: None,
                 })
                 .collect()
         };
