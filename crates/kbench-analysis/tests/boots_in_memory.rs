@@ -121,8 +121,8 @@ fn labels_grown_by_the_boots_handed_over_read_as_the_store_reads_them() {
                 (rr.is_measured(), &rr.boot_id)
             );
             assert_eq!(gr.run.values, rr.run.values);
-            assert_eq!(gr.placement, rr.placement);
-            assert_eq!(gr.placement.is_some(), gr.is_measured());
+            assert_eq!(gr.run.placement(), rr.run.placement());
+            assert_eq!(gr.run.placement().is_some(), gr.is_measured());
         }
         // The groups the analysis makes of them are the same, ids aside.
         let observations = |data: &LabelData| -> Vec<(String, Vec<f64>)> {
