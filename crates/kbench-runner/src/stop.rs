@@ -109,10 +109,4 @@ impl<M: Measurement> StopRule<M> for StopPolicy {
     }
 }
 
-/// Half-width of the 95% CI of the median of `values`, as a percentage of the median.
-pub fn precision_pct(values: &[f64]) -> Option<f64> {
-    let sorted = kbench_stats::descriptive::sorted_copy(values);
-    let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
-    let median = ci.estimate;
-    (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
-}
+pub use kbench_stats::descriptive::precision_pct;
