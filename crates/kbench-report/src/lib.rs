@@ -1,6 +1,7 @@
 //! Renderers: one file per output format behind one trait per kind of result.
 pub mod bench;
 pub mod bisect;
+pub mod calibration;
 pub mod compare;
 pub mod env;
 pub mod exec;
