@@ -6,8 +6,8 @@
 //! the per-op lines (default) or their primary p50 (simple).
 mod default;
 mod json;
-pub mod list;
 pub mod latency_text;
+pub mod list;
 pub mod perf_numbers;
 mod simple;
 
