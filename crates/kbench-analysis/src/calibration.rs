@@ -213,6 +213,42 @@ fn component(
     }
 }
 
+/// The calibration of the stored sessions of `labels` (`calibrate --from`: the boots of
+/// an A/A by `vm-ab`, counted or timed) and the machine they ran on. Counted
+/// and timed sessions are never pooled, here either; a label without sessions, or fewer
+/// than two sessions with measured runs, is the user's mistake.
+pub fn from_labels(
+    store: &Store,
+    labels: &[String],
+    seed: u64,
+) -> Result<(NewCalibration, Fingerprint), crate::AnalysisError> {
+    let mut loaded = Vec::new();
+    for label in labels {
+        let data = LabelData::load(store, label)?;
+        if data.sessions.is_empty() {
+            return Err(crate::AnalysisError::Usage(format!(
+                "no label '{label}' (kbench list shows the labels)"
+            )));
+        }
+        loaded.push(data);
+    }
+    let data = LabelData::joined(loaded);
+    crate::clock::label_clock(&labels.join(", "), &data.sessions)?;
+    let computed = compute(&data, seed)?;
+    if computed.sessions < 2 {
+        return Err(crate::AnalysisError::Usage(format!(
+            "{}: {} session with measured runs; a calibration needs two or more",
+            labels.join(", "),
+            computed.sessions
+        )));
+    }
+    let Some(machine) = fingerprint_of(&data.sessions) else {
+        let why = "the calibration just made matches none of its sessions' machines";
+        return Err(crate::AnalysisError::Usage(why.into()));
+    };
+    Ok((computed, machine))
+}
+
 /// The newest calibration made on `machine`, if any.
 pub fn matching(
     store: &Store,

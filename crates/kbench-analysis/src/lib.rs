@@ -17,6 +17,7 @@ pub mod label;
 pub mod metric;
 pub mod model;
 pub mod modes;
+pub mod outcome;
 pub mod parallel;
 pub mod plausible;
 pub mod plots;

@@ -1,12 +1,15 @@
 //! Renderers: one file per output format behind one trait per kind of result.
 pub mod bench;
 pub mod bisect;
+pub mod calibration;
 pub mod compare;
 pub mod env;
+pub mod exec;
 pub mod format;
 pub mod history;
 pub mod html;
 pub mod plausible;
+pub mod run;
 pub mod sequential;
 pub mod stat;
 pub mod words;

@@ -31,6 +31,15 @@ pub fn percent(value: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// An unsigned percentage of a spread, `2.15%`, `>999%` from 1000%.
+pub fn spread_pct(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v >= 1000.0 => ">999%".into(),
+        Some(v) => format!("{v:.2}%"),
+    }
+}
+
 /// A p-value in at most six characters.
 pub fn p_text(value: Option<f64>) -> String {
     match value {

@@ -1,6 +1,7 @@
 //! What the arms of a schedule gave so far: the stop rules and observers read it.
 use crate::hooks::HookFailure;
 use kbench_record::{PlacementKind, Value};
+use kbench_stats::descriptive::precision_pct;
 
 /// One measured run that succeeded.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,12 +71,4 @@ impl<M: Measurement> ArmOutcome<M> {
     pub fn precision_pct(&self) -> Option<f64> {
         precision_pct(&self.primary_values())
     }
-}
-
-/// Half-width of the 95% CI of the median of `values`, as a percentage of the median.
-pub fn precision_pct(values: &[f64]) -> Option<f64> {
-    let sorted = kbench_stats::descriptive::sorted_copy(values);
-    let ci = kbench_stats::percentile_ci(&sorted, 0.5, 0.95)?;
-    let median = ci.estimate;
-    (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
 }

@@ -481,3 +481,26 @@ pub fn shell_join(argv: &[String]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// A command that cannot start is refused before a session is stored for it: a path
+/// must be an executable file, a bare name one found in $PATH.
+pub fn check_runnable(program: &str) -> Result<(), crate::RunnerError> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &std::path::Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.contains('/') {
+        executable(std::path::Path::new(program))
+    } else {
+        std::env::var_os("PATH").is_some_and(|paths| {
+            std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
+        })
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(crate::RunnerError::Usage(format!(
+            "cannot run '{program}': no such executable"
+        )))
+    }
+}

@@ -11,9 +11,8 @@
 use crate::executor::CommandExecutor;
 use crate::figures::{FigureOptions, FigureReader, WALL_METRIC};
 use crate::hooks::Hooks;
-use crate::scheduler::{self, ArmOutcome, NoProgress, Order, Schedule};
+use crate::scheduler::{self, ArmOutcome};
 use crate::sink::RunSink;
-use crate::stop::StopPolicy;
 use crate::suite::WorkloadOutcome;
 use crate::RunnerError;
 use std::path::{Path, PathBuf};
@@ -82,15 +81,7 @@ impl KernelBuild {
             FigureReader::new(&figures, &command),
             BUILD_TIMEOUT,
         );
-        let mut stop = StopPolicy::Attempts(self.runs);
-        let schedule = Schedule {
-            order: Order::Abba,
-            warmup: self.warmup,
-            hooks: vec![self.hooks()],
-            stop: &mut stop,
-        };
-        let mut outcomes = scheduler::run(schedule, &mut [&mut executor], sink, &mut NoProgress)?;
-        Ok(outcomes.remove(0))
+        scheduler::run_alone(&mut executor, self.warmup, self.runs, self.hooks(), sink)
     }
 
     /// The builds' runs as a row of `run`'s closing table: wall time, and every failed

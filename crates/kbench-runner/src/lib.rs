@@ -11,6 +11,7 @@
 #[macro_use]
 extern crate kbench_term;
 
+pub mod ab;
 pub mod arm;
 pub mod capture;
 pub mod child;

@@ -4,7 +4,7 @@ pub use crate::arm::{ArmOutcome, MeasuredRun, Measurement, RunFailure};
 use crate::executor::{Executor, Unit};
 use crate::hooks::{run_hook, HookFailure, HookKind, Hooks};
 use crate::sink::RunSink;
-use crate::stop::{NextBlock, StopRule};
+use crate::stop::{NextBlock, StopPolicy, StopRule};
 use crate::RunnerError;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -61,6 +61,27 @@ pub trait Observer<M = MeasuredRun> {
 /// No progress shown; a failed hook is said in one line.
 pub struct NoProgress;
 impl<M> Observer<M> for NoProgress {}
+
+/// Runs one arm alone: its setup, `warmup` warm-ups, `attempts` measured attempts
+/// (failed ones count), each after its prepare hook, and its cleanup, without progress;
+/// every run handed to `sink`.
+pub fn run_alone(
+    executor: &mut dyn Executor,
+    warmup: u32,
+    attempts: u32,
+    hooks: Hooks,
+    sink: &mut dyn RunSink,
+) -> Result<ArmOutcome, RunnerError> {
+    let mut stop = StopPolicy::Attempts(attempts);
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup,
+        hooks: vec![hooks],
+        stop: &mut stop,
+    };
+    let mut outcomes = run(schedule, &mut [executor], sink, &mut NoProgress)?;
+    Ok(outcomes.remove(0))
+}
 
 /// Runs the schedule: each arm's setup in turn (the first that fails stops there),
 /// the warm-ups, then blocks until the stop rule is satisfied, each run after its

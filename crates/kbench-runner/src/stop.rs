@@ -1,5 +1,4 @@
 //! When to stop repeating: asked before the first block and after every block.
-pub use crate::arm::precision_pct;
 use crate::arm::{ArmOutcome, MeasuredRun, Measurement};
 use kbench_record::sequential::SequentialLook;
 use std::time::Duration;
@@ -109,3 +108,5 @@ impl<M: Measurement> StopRule<M> for StopPolicy {
         }
     }
 }
+
+pub use kbench_stats::descriptive::precision_pct;

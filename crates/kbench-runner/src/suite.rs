@@ -1,6 +1,5 @@
 //! The main job's schedule (`kbench run`, `kbench calibrate`, kbench as a guest's
 //! /init): workloads in shuffled blocks, warm-ups first, until the stop policy is met.
-use crate::arm::precision_pct;
 use crate::executor::{Executor, WorkloadExecutor};
 use crate::progress::Progress;
 use crate::scheduler::{self, ArmOutcome, Order, Schedule};
@@ -8,7 +7,7 @@ use crate::sink::RunSink;
 use crate::spec::WorkloadSpec;
 use crate::stop::StopPolicy;
 use crate::RunnerError;
-use kbench_record::PlacementKind;
+pub use kbench_analysis::outcome::WorkloadOutcome;
 use std::time::Duration;
 
 /// Everything that decides what runs.
@@ -24,59 +23,25 @@ pub struct Plan {
     pub run_timeout: Duration,
 }
 
-/// What happened to one workload.
-#[derive(Debug, Clone)]
-pub struct WorkloadOutcome {
-    pub spec: String,
-    pub metric: String,
-    pub unit: String,
-    /// The primary metric of each measured run, in run order.
-    pub values: Vec<f64>,
-    /// Where each measured run's two tasks mostly ran (pipe, seccomp-notify).
-    pub placements: Vec<Option<PlacementKind>>,
-    pub failures: Vec<String>,
-}
-
-impl WorkloadOutcome {
-    /// The outcome of `spec`'s arm: its measured runs with a primary value.
-    pub fn of(spec: &WorkloadSpec, arm: &ArmOutcome) -> WorkloadOutcome {
-        let mut outcome = WorkloadOutcome {
-            spec: spec.display(),
-            metric: String::new(),
-            unit: String::new(),
-            values: Vec::new(),
-            placements: Vec::new(),
-            failures: arm.failures.iter().map(|f| f.message.clone()).collect(),
-        };
-        for run in &arm.measured {
-            if let Some(primary) = run.values.iter().find(|v| v.primary) {
-                outcome.metric = primary.metric.clone();
-                outcome.unit = primary.unit.clone();
-                outcome.values.push(primary.value);
-                outcome.placements.push(run.placement);
-            }
-        }
-        outcome
-    }
-
-    /// Half-width of the 95% CI of the median, as a percentage of the median.
-    pub fn precision_pct(&self) -> Option<f64> {
-        precision_pct(&self.values)
-    }
-
-    /// The outcome of the runs that mostly ran with placement `kind`.
-    pub fn only_placement(&self, kind: PlacementKind) -> WorkloadOutcome {
-        let keep = |i: &usize| self.placements[*i] == Some(kind);
-        let kept: Vec<usize> = (0..self.values.len()).filter(keep).collect();
-        WorkloadOutcome {
-            spec: self.spec.clone(),
-            metric: self.metric.clone(),
-            unit: self.unit.clone(),
-            values: kept.iter().map(|&i| self.values[i]).collect(),
-            placements: kept.iter().map(|&i| self.placements[i]).collect(),
-            failures: Vec::new(),
+/// The outcome of `spec`'s arm: its measured runs with a primary value.
+pub fn outcome_of(spec: &WorkloadSpec, arm: &ArmOutcome) -> WorkloadOutcome {
+    let mut outcome = WorkloadOutcome {
+        spec: spec.display(),
+        metric: String::new(),
+        unit: String::new(),
+        values: Vec::new(),
+        placements: Vec::new(),
+        failures: arm.failures.iter().map(|f| f.message.clone()).collect(),
+    };
+    for run in &arm.measured {
+        if let Some(primary) = run.values.iter().find(|v| v.primary) {
+            outcome.metric = primary.metric.clone();
+            outcome.unit = primary.unit.clone();
+            outcome.values.push(primary.value);
+            outcome.placements.push(run.placement);
         }
     }
+    outcome
 }
 
 /// Runs the plan, handing every run to `sink` (arm = the spec's index in the plan).
@@ -109,7 +74,7 @@ pub fn run_suite(plan: &Plan, sink: &mut dyn RunSink) -> Result<Vec<WorkloadOutc
         .specs
         .iter()
         .zip(&outcomes)
-        .map(|(spec, arm)| WorkloadOutcome::of(spec, arm))
+        .map(|(spec, arm)| outcome_of(spec, arm))
         .collect())
 }
 

@@ -191,3 +191,11 @@ pub fn percentiles_with_ci(
         .map(|&q| percentile_ci(&sorted, q, confidence))
         .collect()
 }
+
+/// Half-width of the 95% CI of the median of `values`, as a percentage of the median.
+pub fn precision_pct(values: &[f64]) -> Option<f64> {
+    let sorted = sorted_copy(values);
+    let ci = percentile_ci(&sorted, 0.5, 0.95)?;
+    let median = ci.estimate;
+    (median != 0.0).then(|| 100.0 * (ci.upper - ci.lower) / 2.0 / median.abs())
+}

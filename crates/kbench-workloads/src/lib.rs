@@ -17,6 +17,7 @@ pub mod measure;
 pub mod messaging;
 pub mod metrics;
 pub mod netrr;
+pub mod perfbench;
 pub mod perfopt;
 pub mod pipe;
 pub mod placement;

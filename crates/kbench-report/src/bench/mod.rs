@@ -7,6 +7,7 @@
 mod default;
 mod json;
 pub mod latency_text;
+pub mod list;
 pub mod perf_numbers;
 mod simple;
 

@@ -33,6 +33,16 @@ pub enum Layout {
     Full,
 }
 
+impl Layout {
+    /// [`Layout::Full`] when `--full` was given, else [`Layout::Compact`].
+    pub fn full_if(full: bool) -> Layout {
+        match full {
+            true => Layout::Full,
+            false => Layout::Compact,
+        }
+    }
+}
+
 /// What every format renders: the comparisons of one or more labels against one base,
 /// each report one label against the base, and, when the labels were read from the
 /// store here, what the comparisons read (the page draws its plots from it).

@@ -6,8 +6,8 @@ use crate::args::{resolve_optional_cpus, run_timeout, FigureArgs, HookArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_runner::child::shell_join;
-use kbench_runner::{ArmOutcome, CommandExecutor, FigureReader, HookKind, Order, StopPolicy};
-use kbench_store::Value;
+use kbench_runner::scheduler::run_alone;
+use kbench_runner::{CommandExecutor, FigureReader, HookKind};
 
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
@@ -50,14 +50,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
     }
     let cpus = resolve_optional_cpus(args.cpus.as_deref())?;
     let timeout = run_timeout(args.run_timeout)?;
-    check_runnable(&args.command[0])?;
+    kbench_runner::child::check_runnable(&args.command[0])?;
     let mut store = args.db.open()?;
-    let session_id = session::begin_session(
-        &mut store,
-        &args
-            .identity
-            .apply(session::new_session(&args.label, "exec", None))?,
-    )?;
+    let new = (args.identity).apply(session::new_session(&args.label, "exec", None))?;
+    let session_id = session::begin_session(&mut store, &new)?;
     let display = shell_join(&args.command);
     let mut command = CommandExecutor {
         show_output: args.show_output,
@@ -69,118 +65,26 @@ pub fn run(args: ExecArgs) -> anyhow::Result<i32> {
             timeout,
         )
     };
-    let mut stop = StopPolicy::Attempts(args.runs);
-    let schedule = kbench_runner::Schedule {
-        order: Order::Abba,
-        warmup: args.warmup,
-        hooks: vec![args.hooks.hooks(None, args.show_output)],
-        stop: &mut stop,
-    };
+    let hooks = args.hooks.hooks(None, args.show_output);
     let mut sink = session::StoreSink::one(&mut store, session_id);
-    let result = kbench_runner::scheduler::run(
-        schedule,
-        &mut [&mut command],
-        &mut sink,
-        &mut kbench_runner::scheduler::NoProgress,
-    );
+    let result = run_alone(&mut command, args.warmup, args.runs, hooks, &mut sink);
     store.end_session(session_id, session::unix_now_ns())?;
-    let outcome = result?.remove(0);
-    out!("{}", summary(&args, &outcome, command.reader.source_format));
+    let outcome = result?;
+    let (runs, failures) = (&outcome.measured, &outcome.failures);
+    let summary = kbench_report::exec::ExecSummary {
+        label: &args.label,
+        command: &display,
+        source_format: command.reader.source_format,
+        runs: runs.iter().map(|r| r.values.as_slice()).collect(),
+        failed_runs: failures
+            .iter()
+            .map(|f| (f.attempt, f.exit_status))
+            .collect(),
+        failed_hooks: (outcome.hook_failures.iter())
+            .map(|f| (f.message.as_str(), f.kind != HookKind::Cleanup))
+            .collect(),
+    };
+    out!("{}", kbench_report::exec::summary(&summary));
     let failed = !outcome.failures.is_empty() || !outcome.hook_failures.is_empty();
     Ok(i32::from(failed))
-}
-
-/// A command that cannot start is refused before a session is stored for it: a path
-/// must be an executable file, a bare name one found in $PATH.
-fn check_runnable(program: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |path: &std::path::Path| {
-        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let found = if program.contains('/') {
-        executable(std::path::Path::new(program))
-    } else {
-        std::env::var_os("PATH").is_some_and(|paths| {
-            std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
-        })
-    };
-    if found {
-        Ok(())
-    } else {
-        usage(format!("cannot run '{program}': no such executable"))
-    }
-}
-
-/// The table of every metric of the measured runs, the primary one first.
-fn summary(args: &ExecArgs, outcome: &ArmOutcome, source_format: Option<&str>) -> String {
-    let command = shell_join(&args.command);
-    let mut out = format!("kbench exec: label {}, {command}\n", args.label);
-    let Some(first) = outcome.measured.first().map(|run| &run.values) else {
-        out.push_str("\nno measured run exited 0\n");
-        out.push_str(&failure_lines(outcome));
-        return out;
-    };
-    let mut metrics: Vec<&Value> = first.iter().collect();
-    metrics.sort_by_key(|v| !v.primary);
-    let primary = metrics[0].metric.as_str();
-    match source_format {
-        Some(format) => out.push_str(&format!(
-            "figures read from its {format} output; primary metric {primary}\n\n"
-        )),
-        None => out.push_str(&format!("primary metric {primary}\n\n")),
-    }
-    let width = metrics.iter().map(|v| v.metric.len()).max().unwrap_or(6);
-    out.push_str(&format!(
-        "{:<width$} {:>4} {:>12} {:>12} {:>12} {:>7}  unit\n",
-        "metric", "n", "median", "min", "max", "CV%"
-    ));
-    for metric in metrics {
-        let values: Vec<f64> = outcome
-            .measured
-            .iter()
-            .filter_map(|run| run.values.iter().find(|v| v.metric == metric.metric))
-            .map(|v| v.value)
-            .collect();
-        let d = kbench_stats::describe(&values);
-        let figure = kbench_report::compare::figure;
-        out.push_str(&format!(
-            "{:<width$} {:>4} {:>12} {:>12} {:>12} {:>7}  {}\n",
-            metric.metric,
-            d.n,
-            figure(d.median),
-            figure(d.min),
-            figure(d.max),
-            d.cv_pct
-                .map(|c| format!("{c:.2}"))
-                .unwrap_or_else(|| "-".into()),
-            metric.unit
-        ));
-    }
-    out.push_str(&failure_lines(outcome));
-    out
-}
-
-/// The failed runs and hooks, each on its own line after a blank one.
-fn failure_lines(outcome: &ArmOutcome) -> String {
-    let mut out = String::new();
-    for failure in &outcome.failures {
-        out.push_str(&format!(
-            "\nrun {} exited with status {}: recorded, not counted in the figures above",
-            failure.attempt, failure.exit_status
-        ));
-    }
-    for failure in &outcome.hook_failures {
-        let stopped = match failure.kind {
-            HookKind::Cleanup => "",
-            HookKind::Setup | HookKind::Prepare => "; no run after it",
-        };
-        out.push_str(&format!(
-            "\n{}: recorded as a failed run{stopped}",
-            failure.message
-        ));
-    }
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out
 }
