@@ -6,8 +6,10 @@ pub mod env;
 pub mod format;
 pub mod history;
 pub mod html;
+pub mod list;
 pub mod plausible;
 pub mod sequential;
+pub mod show;
 pub mod stat;
 pub mod words;
 
