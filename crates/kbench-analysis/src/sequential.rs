@@ -260,6 +260,43 @@ pub fn design_for_labels(
     options_for(recorded, asked, fresh)
 }
 
+/// `compare --sequential`: `base` and `new` looked at with their recorded design
+/// ([`design_for_labels`]), and the look recorded under it (the design first, when
+/// they have none), as made by `command_line` at `now_unix_ns`. `false` beside the
+/// report when the database may only be read: it still answers, and keeps no look.
+pub fn look_and_record(
+    store: &mut Store,
+    labels: (&str, &str),
+    asked: AskedDesign,
+    options: &crate::ReportOptions,
+    max_units_per_side: usize,
+    (command_line, now_unix_ns): (&str, u64),
+) -> Result<(SequentialReport, bool), AnalysisError> {
+    let recorded = store.sequential_design(labels.0, labels.1)?;
+    let design = design_for_labels(
+        store,
+        labels,
+        recorded.as_ref(),
+        asked,
+        options,
+        max_units_per_side,
+    )?;
+    let mut report = sequential_labels(store, labels.0, labels.1, design, recorded.as_ref())?;
+    let recording = record_look(store, recorded.clone(), &report, command_line, now_unix_ns);
+    let kept = match recording {
+        Ok(recorded) => {
+            report.recorded = Some(recorded);
+            true
+        }
+        Err(kbench_store::StoreError::Sqlite(e)) if kbench_store::store::is_read_only(&e) => {
+            report.recorded = recorded;
+            false
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok((report, kept))
+}
+
 /// The record of a design, before its first look.
 pub fn design_record(
     labels: (&str, &str),

@@ -9,7 +9,6 @@ use kbench_analysis::FailOn;
 use kbench_report::compare::Layout;
 use kbench_report::format::Format;
 use kbench_report::sequential::fixed_only_notice;
-use kbench_store::StoreError;
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
@@ -102,31 +101,15 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         return usage("--sequential compares one NEW label with BASE");
     };
     let mut store = args.db.open_existing()?;
-    let recorded = store.sequential_design(&args.base, new)?;
     let (labels, asked) = ((args.base.as_str(), new.as_str()), asked_design(args));
     let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
-    let design = sequential::design_for_labels(
-        &store,
-        labels,
-        recorded.as_ref(),
-        asked,
-        options,
-        max_units,
-    )?;
-    let mut report =
-        sequential::sequential_labels(&store, &args.base, new, design, recorded.as_ref())?;
-    let (command_line, now) = (session::command_line(), session::unix_now_ns());
-    let recording =
-        sequential::record_look(&mut store, recorded.clone(), &report, &command_line, now);
-    report.recorded = match recording {
-        Ok(recorded) => Some(recorded),
-        // A database we may only read still answers; the look is just not kept.
-        Err(StoreError::Sqlite(e)) if kbench_store::store::is_read_only(&e) => {
-            errln!("kbench: the database is read-only: this look is not recorded");
-            recorded
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let command_line = session::command_line();
+    let made = (command_line.as_str(), session::unix_now_ns());
+    let (report, kept) =
+        sequential::look_and_record(&mut store, labels, asked, options, max_units, made)?;
+    if !kept {
+        errln!("kbench: the database is read-only: this look is not recorded");
+    }
     write_stdout(kbench_report::sequential::in_format(&report, args.format).as_bytes())?;
     Ok(0)
 }
