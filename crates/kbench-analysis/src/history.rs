@@ -30,6 +30,17 @@ pub enum HistoryOrder {
     Commit,
 }
 
+impl HistoryOrder {
+    /// The order `--by` names: `label`, `commit`, else by date.
+    pub fn named(name: &str) -> HistoryOrder {
+        match name {
+            "label" => HistoryOrder::Given,
+            "commit" => HistoryOrder::Commit,
+            _ => HistoryOrder::Date,
+        }
+    }
+}
+
 /// What a history shows and how it looks for changes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryOptions {
@@ -158,11 +169,69 @@ pub fn load_labels(
         .collect()
 }
 
+impl HistoryOptions {
+    /// A usage error for options no history can be looked at with.
+    pub fn check(&self) -> Result<(), AnalysisError> {
+        let significance = self.change.significance;
+        if !(significance > 0.0 && significance < 1.0) {
+            return Err(AnalysisError::Usage(format!(
+                "--significance {significance} is not a probability between 0 and 1"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The commits `labels` recorded, sorted and each once, for their places along a git
+/// tree's history ([`HistoryOptions::commit_positions`]); every label must have one.
+pub fn recorded_commits(labels: &[LabelData]) -> Result<Vec<String>, AnalysisError> {
+    let without: Vec<&str> = labels
+        .iter()
+        .filter(|l| label_commit(l).is_none())
+        .map(|l| l.label.as_str())
+        .collect();
+    if !without.is_empty() {
+        return Err(AnalysisError::Usage(format!(
+            "--by commit: no commit recorded for {} (run --commit REV, or $KBENCH_COMMIT)",
+            without.join(", ")
+        )));
+    }
+    let mut commits: Vec<String> = labels
+        .iter()
+        .filter_map(|l| label_commit(l).map(str::to_string))
+        .collect();
+    commits.sort();
+    commits.dedup();
+    Ok(commits)
+}
+
 /// Every history the labels hold, with the options they were made with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryReport {
     pub options: HistoryOptions,
     pub histories: Vec<History>,
+}
+
+impl HistoryReport {
+    /// The report, unless it is empty because of the machine or the metrics asked for:
+    /// then a usage error saying where to find what there is.
+    pub fn checked(self) -> Result<HistoryReport, AnalysisError> {
+        if !self.histories.is_empty() {
+            return Ok(self);
+        }
+        if let Some(machine) = &self.options.machine {
+            return Err(AnalysisError::Usage(format!(
+                "no runs on machine '{machine}' in these labels (kbench list --machines shows the machines)"
+            )));
+        }
+        if !self.options.metrics.is_empty() {
+            return Err(AnalysisError::Usage(format!(
+                "no runs of --metric {} in these labels (kbench show LABEL shows their metrics)",
+                self.options.metrics.join(", ")
+            )));
+        }
+        Ok(self)
+    }
 }
 
 /// The histories of `labels`: per machine, per metric. Labels without runs of a

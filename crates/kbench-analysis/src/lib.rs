@@ -22,6 +22,7 @@ pub mod parallel;
 pub mod plausible;
 pub mod plots;
 pub mod sequential;
+pub mod shown;
 
 pub use compare::{
     compare_each, compare_labels, compare_labels_on, compare_loaded, machines_of, Comparisons,

@@ -62,6 +62,14 @@ fn parse_amount(text: &str) -> Option<(f64, CostUnit)> {
     Some((value * scale, cost_unit)).filter(|(v, _)| v.is_finite() && *v > 0.0)
 }
 
+/// Every `--saving`, checked before anything is read.
+pub fn parse_savings(texts: &[String]) -> Result<Vec<Saving>, crate::AnalysisError> {
+    texts
+        .iter()
+        .map(|t| Saving::parse(t).map_err(crate::AnalysisError::Usage))
+        .collect()
+}
+
 impl Saving {
     /// `EVENT=AMOUNT`, as `--saving` takes it: `ipi=300`, `irq=5ns`, `irq=0.3us` (a
     /// time, ns when no unit is given), or `ipi=28insns` (instructions, for counted

@@ -7,7 +7,7 @@ use crate::group::{self, Key, Side};
 use crate::metric::MetricName;
 use crate::{AnalysisError, LabelData};
 use kbench_record::sequential::{self as record, LookOutcome, LookRow, RecordedDesign};
-use kbench_stats::sequential::{self, Decision, KnownNoise, Look, SequentialDesign};
+use kbench_stats::sequential::{self, Boundary, Decision, KnownNoise, Look, SequentialDesign};
 use kbench_stats::{Level, Observation};
 use kbench_store::Store;
 use serde::Serialize;
@@ -116,6 +116,154 @@ pub fn options_for(
             recorded.design.command_line
         ))),
     }
+}
+
+/// The sequential design of a verdict's options: its α and δ (when not given, the
+/// default of the figures' clock: 1% timed, less counted), stopping undecided at
+/// `max_units_per_side`, read against `boundary` (a declared maximum, or none).
+pub fn options_of_report(
+    options: &crate::ReportOptions,
+    max_units_per_side: usize,
+    boundary: Boundary,
+    clock: kbench_record::Clock,
+) -> SequentialOptions {
+    SequentialOptions {
+        boundary,
+        alpha: options.alpha,
+        delta_pct: options
+            .delta_pct
+            .unwrap_or(crate::clock::default_delta_pct(clock)),
+        max_units_per_side,
+        use_calibration: options.use_calibration,
+    }
+}
+
+/// Records the design of a sequential comparison of `labels` by `by`, made by
+/// `command_line` at `now_unix_ns`, before its first look: the design, with no looks yet.
+pub fn record_design(
+    store: &mut Store,
+    labels: (&str, &str),
+    options: SequentialOptions,
+    by: record::DesignedBy,
+    command_line: &str,
+    max_time_s: Option<f64>,
+    now_unix_ns: u64,
+) -> Result<RecordedDesign, kbench_store::StoreError> {
+    let design = design_record(labels, options, by, command_line, max_time_s, now_unix_ns);
+    let id = store.insert_sequential_design(&design)?;
+    Ok(RecordedDesign {
+        id,
+        design,
+        looks: Vec::new(),
+    })
+}
+
+/// Records a look under the labels' design (recording the design first, as made by
+/// `command_line` at `now_unix_ns`, if they have none); the design with its looks. A
+/// closed design, or a look at the same units as its last, adds nothing.
+pub fn record_look(
+    store: &mut Store,
+    recorded: Option<RecordedDesign>,
+    report: &SequentialReport,
+    command_line: &str,
+    now_unix_ns: u64,
+) -> Result<RecordedDesign, kbench_store::StoreError> {
+    let mut recorded = match recorded {
+        Some(recorded) => recorded,
+        None => {
+            let (labels, by) = (
+                (report.base.as_str(), report.new.as_str()),
+                record::DesignedBy::Compare,
+            );
+            record_design(
+                store,
+                labels,
+                report.options,
+                by,
+                command_line,
+                None,
+                now_unix_ns,
+            )?
+        }
+    };
+    let look = look_record(report, recorded.looks.len() as u64 + 1, now_unix_ns);
+    if !recorded.is_closed() && is_new_look(&recorded, &look) {
+        store.insert_sequential_look(recorded.id, &look)?;
+        recorded.looks.push(look);
+    }
+    Ok(recorded)
+}
+
+/// `base` and `new` looked at under their `recorded` design, as it was when they ran,
+/// and the fixed design's comparison of the same units, for its diagnostics.
+pub fn decided_and_fixed(
+    store: &Store,
+    (base, new): (&str, &str),
+    recorded: RecordedDesign,
+    options: crate::ReportOptions,
+    machines: &crate::Machines,
+) -> Result<(SequentialReport, crate::CompareReport), AnalysisError> {
+    let design = recorded.design.options;
+    let (base_data, new_data) = (LabelData::load(store, base)?, LabelData::load(store, new)?);
+    let mut look = sequential_of(store, &base_data, &new_data, design, Some(&recorded))?;
+    look.recorded = Some(recorded);
+    let fixed = crate::compare_loaded(store, &base_data, &new_data, options, machines)?;
+    Ok((look, fixed))
+}
+
+/// The design `compare --sequential` looks at `base` and `new` with: their `recorded`
+/// one (a usage error when `asked` would change it), else one made now from `options`,
+/// with the default δ of the labels' clock and, since nobody declared how many sessions
+/// or boots will come, the always-valid rule.
+pub fn design_for_labels(
+    store: &Store,
+    (base, new): (&str, &str),
+    recorded: Option<&RecordedDesign>,
+    asked: AskedDesign,
+    options: &crate::ReportOptions,
+    max_units_per_side: usize,
+) -> Result<SequentialOptions, AnalysisError> {
+    let clock =
+        crate::clock::shared_clock((base, &store.sessions(base)?), (new, &store.sessions(new)?))?;
+    let fresh = options_of_report(options, max_units_per_side, Boundary::AlwaysValid, clock);
+    options_for(recorded, asked, fresh)
+}
+
+/// `compare --sequential`: `base` and `new` looked at with their recorded design
+/// ([`design_for_labels`]), and the look recorded under it (the design first, when
+/// they have none), as made by `command_line` at `now_unix_ns`. `false` beside the
+/// report when the database may only be read: it still answers, and keeps no look.
+pub fn look_and_record(
+    store: &mut Store,
+    labels: (&str, &str),
+    asked: AskedDesign,
+    options: &crate::ReportOptions,
+    max_units_per_side: usize,
+    (command_line, now_unix_ns): (&str, u64),
+) -> Result<(SequentialReport, bool), AnalysisError> {
+    let recorded = store.sequential_design(labels.0, labels.1)?;
+    let design = design_for_labels(
+        store,
+        labels,
+        recorded.as_ref(),
+        asked,
+        options,
+        max_units_per_side,
+    )?;
+    let mut report = sequential_labels(store, labels.0, labels.1, design, recorded.as_ref())?;
+    let recording = record_look(store, recorded.clone(), &report, command_line, now_unix_ns);
+    let kept = match recording {
+        Ok(recorded) => {
+            report.recorded = Some(recorded);
+            true
+        }
+        Err(kbench_store::StoreError::Sqlite(e)) if kbench_store::store::is_read_only(&e) => {
+            report.recorded = recorded;
+            false
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok((report, kept))
 }
 
 /// The record of a design, before its first look.
@@ -445,7 +593,6 @@ pub fn log_unit_means(observations: &[Observation], level: Level) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_stats::sequential::Boundary;
 
     fn obs(value: f64, boot: &str, session: &str) -> Observation {
         Observation {

@@ -37,8 +37,48 @@ pub struct JobRequest {
     pub visibility: String,
     pub boot_timeout_minutes: u32,
     pub test_timeout_minutes: u32,
+}
+
+impl JobRequest {
     /// The command that imports the job's log, kept in its metadata.
-    pub import_command: String,
+    pub fn import_command(&self) -> String {
+        let words = [
+            "kbench",
+            "import-console",
+            "JOB.log",
+            "--label-a",
+            &self.label_a,
+            "--label-b",
+            &self.label_b,
+        ]
+        .map(str::to_string);
+        kbench_runner::child::shell_join(&words)
+    }
+
+    /// What `kbench lava-job` says of the job it wrote, on stderr: its boots in order,
+    /// and the command that imports its log.
+    pub fn notice(&self, nonce: &str) -> String {
+        let order: Vec<&str> = kbench_runner::scheduler::abba(self.boots)
+            .into_iter()
+            .map(|side| Side::of_index(side).letter())
+            .collect();
+        format!(
+            "kbench lava-job: {} boots on {} in the order {}, session nonce {nonce}\n\
+             kbench lava-job: after the job, import its log: {}",
+            order.len(),
+            self.device_type,
+            order.join(" "),
+            self.import_command()
+        )
+    }
+}
+
+/// One nonce for the whole job: LAVA gives every boot of a job the same kernel command
+/// line (`context` is job-wide), so the nonce proves a log is of this job, and the
+/// namespaces tell its boots apart.
+pub fn job_nonce() -> String {
+    let now = kbench_workloads::measure::unix_now_ns();
+    format!("lava{now:x}{:x}", std::process::id())
 }
 
 /// Why no job was written.
@@ -264,7 +304,7 @@ fn metadata(request: &JobRequest, nonce: &str, boots: &[Side]) -> BTreeMap<Strin
         ("kbench.label-b".to_string(), request.label_b.clone()),
         ("kbench.session".to_string(), nonce.to_string()),
         ("kbench.order".to_string(), order.join(" ")),
-        ("kbench.import".to_string(), request.import_command.clone()),
+        ("kbench.import".to_string(), request.import_command()),
     ])
 }
 

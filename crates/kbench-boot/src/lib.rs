@@ -2,7 +2,7 @@
 //! static kbench, the kernel itself out of a Debian package or an image file, the
 //! user's words for its command line ([`cmdline`]), qemu's command line and the watch
 //! over one boot ([`qemu`], vCPU pinning through [`qmp`]), a LAVA job that boots two
-//! kernels on a board ([`lava`]), the driver modules a guest loads ([`modules`]), and a
+//! kernels on a board ([`lava`]) and the boots of a board's or LAVA's log ([`imported`]), the driver modules a guest loads ([`modules`]), and a
 //! boot's console log turned into the session and runs stored of it ([`stored`]); a
 //! bisection's git worktree and build cache ([`tree`]).
 #[macro_use]
@@ -13,6 +13,7 @@ pub mod cmdline;
 pub mod deb;
 pub mod elf;
 pub mod guest;
+pub mod imported;
 pub mod init;
 pub mod initramfs;
 pub mod keep;

@@ -8,9 +8,11 @@ pub mod exec;
 pub mod format;
 pub mod history;
 pub mod html;
+pub mod list;
 pub mod plausible;
 pub mod run;
 pub mod sequential;
+pub mod show;
 pub mod stat;
 pub mod words;
 

@@ -46,6 +46,14 @@ fn thousands(value: f64) -> String {
     out
 }
 
+/// The report in `format`: JSON, or text for any other.
+pub fn in_format(report: &PlausibleReport, format: crate::format::Format) -> String {
+    match format {
+        crate::format::Format::Json => json(report),
+        _ => text(report),
+    }
+}
+
 /// The whole report as text.
 pub fn text(report: &PlausibleReport) -> String {
     let mut out = wrap(

@@ -6,6 +6,44 @@ use kbench_record::sequential::RecordedDesign;
 use kbench_stats::sequential::{Decision, Look, MoreEstimate};
 use kbench_stats::Level;
 
+/// The report in `format`: JSON, or text for any other.
+pub fn in_format(report: &SequentialReport, format: crate::format::Format) -> String {
+    match format {
+        crate::format::Format::Json => json(report),
+        _ => text(report),
+    }
+}
+
+/// A sequential decision, when there is one, then the fixed-design report of the same
+/// units; in JSON the decision alone, as the verdict.
+pub fn decided_in(
+    sequential: Option<&SequentialReport>,
+    fixed: &kbench_analysis::CompareReport,
+    format: crate::format::Format,
+    layout: crate::compare::Layout,
+) -> String {
+    let mut out = String::new();
+    if let Some(decided) = sequential {
+        out = in_format(decided, format);
+        if format != crate::format::Format::Text {
+            return out;
+        }
+        out.push_str(
+            "\nBelow, the fixed-design comparison of the same units, for its diagnostics:\n\n",
+        );
+    }
+    out + &format.render(std::slice::from_ref(fixed), layout)
+}
+
+/// What `compare` says, on stderr, of two labels looked at sequentially when it was
+/// asked for what only the fixed design gives.
+pub fn fixed_only_notice(base: &str, new: &str, design: &RecordedDesign) -> String {
+    format!(
+        "kbench: {base} and {new} were looked at sequentially (`{}`): `kbench compare {base} {new} --sequential` gives their verdict; below, the fixed design's, which does not hold its error rate after stopping on the data",
+        design.design.command_line
+    )
+}
+
 /// One screen: the design, then each primary metric's line, then the answer.
 pub fn text(report: &SequentialReport) -> String {
     let level = report.rows.first().map_or(Level::Run, |r| r.level);

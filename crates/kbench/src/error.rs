@@ -43,6 +43,9 @@ fn is_users(cause: &(dyn std::error::Error + 'static)) -> bool {
     if let Some(e) = cause.downcast_ref::<kbench_boot::stored::StoreBootError>() {
         return e.is_usage();
     }
+    if let Some(e) = cause.downcast_ref::<kbench_boot::imported::ConsoleImportError>() {
+        return e.is_usage();
+    }
     if let Some(e) = cause.downcast_ref::<kbench_boot::lava::LavaJobError>() {
         return e.is_usage();
     }

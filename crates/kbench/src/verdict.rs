@@ -1,11 +1,11 @@
 //! What the commands that draw verdicts share (compare, report, plausible, ab, vm-ab):
-//! the argument groups of how verdicts are drawn and on which machines' runs, the
-//! `--format` parsers, and the printing of verdicts.
-use crate::error::usage;
+//! the argument groups of how verdicts are drawn and on which host's runs, the
+//! `--format` parsers, and the wiring of kbench-report's verdicts and kbench-analysis's
+//! sequential designs to stdout and the store.
 use clap::builder::TypedValueParser;
-use kbench_analysis::plausible::{PlausibleReport, Saving};
+use kbench_analysis::sequential::SequentialOptions;
 use kbench_analysis::{CompareReport, ReportOptions};
-use kbench_report::compare::{Compared, Layout};
+use kbench_report::compare::Layout;
 use kbench_report::format::Format;
 
 /// How verdicts are drawn, shared by compare and ab.
@@ -27,9 +27,10 @@ pub struct VerdictArgs {
     pub seed: u64,
 }
 
-/// Which machines' runs a comparison uses, for labels holding runs of several.
+/// Which host's runs a verdict reads, for labels holding runs of several machines
+/// (the hosts they ran on, not the machine `vm-ab` boots: [`crate::vm::QemuArgs`]).
 #[derive(Debug, Clone, clap::Args)]
-pub struct MachineArgs {
+pub struct HostChoiceArgs {
     /// Compare only the runs of this machine (`kbench list --machines` names them)
     /// [default: the one machine both labels ran on].
     #[arg(long, value_name = "NAME", conflicts_with = "across_machines")]
@@ -40,7 +41,7 @@ pub struct MachineArgs {
     pub across_machines: bool,
 }
 
-impl MachineArgs {
+impl HostChoiceArgs {
     pub fn choice(&self) -> kbench_analysis::Machines {
         match (&self.machine, self.across_machines) {
             (Some(m), _) => kbench_analysis::Machines::Only(m.clone()),
@@ -52,23 +53,10 @@ impl MachineArgs {
 
 impl VerdictArgs {
     pub fn options(&self) -> anyhow::Result<ReportOptions> {
-        if let Some(delta) = self.delta {
-            if !(delta > 0.0 && delta < 100.0) {
-                return usage("--delta takes a percentage in (0, 100)");
-            }
-        }
-        if let Some(alpha) = self.alpha {
-            if !(alpha > 0.0 && alpha < 1.0) {
-                return usage("--alpha takes a rate in (0, 1)");
-            }
-        }
-        Ok(ReportOptions {
-            delta_pct: self.delta,
-            alpha: self.alpha.unwrap_or(kbench_analysis::ALPHA),
-            seed: self.seed,
-            use_calibration: !self.no_calibration,
-            now_unix_ns: crate::session::unix_now_ns(),
-        })
+        let now = crate::session::unix_now_ns();
+        let use_calibration = !self.no_calibration;
+        let options = ReportOptions::asked(self.delta, self.alpha, self.seed, use_calibration, now);
+        Ok(options?)
     }
 }
 
@@ -89,55 +77,17 @@ pub fn fail_on_parser() -> impl TypedValueParser<Value = kbench_analysis::FailOn
 pub const VERDICT_FORMATS: [Format; 4] =
     [Format::Text, Format::Markdown, Format::Json, Format::Csv];
 
-/// Prints comparisons in `format`: reports alone, or what the comparisons read, whose
-/// plots the page draws; a closed stdout ends the output quietly.
-pub fn print_in<'a>(
-    compared: impl Into<Compared<'a>>,
-    format: Format,
-    layout: Layout,
-) -> anyhow::Result<()> {
-    crate::output::write_stdout(format.render(compared, layout).as_bytes())?;
-    Ok(())
-}
-
 /// A sequential decision, when there is one, then the fixed-design report of the
-/// same units; in JSON the decision alone, as the verdict.
+/// same units (see [`kbench_report::sequential::decided_in`]); a closed stdout ends
+/// the output quietly.
 pub fn print_decided(
     sequential: Option<&kbench_analysis::sequential::SequentialReport>,
     fixed: &CompareReport,
     format: Format,
     layout: Layout,
 ) -> anyhow::Result<()> {
-    if let Some(decided) = sequential {
-        print_sequential(decided, format)?;
-        if format != Format::Text {
-            return Ok(());
-        }
-        crate::output::write_stdout(
-            b"\nBelow, the fixed-design comparison of the same units, for its diagnostics:\n\n",
-        )?;
-    }
-    print_in(std::slice::from_ref(fixed), format, layout)
-}
-
-/// The sequential design of a verdict's options: its α and δ (when not given, the
-/// default of the figures' clock: 1% timed, less counted), stopping undecided at
-/// `max_units_per_side`, read against `boundary` (a declared maximum, or none).
-pub fn sequential_options(
-    options: &ReportOptions,
-    max_units_per_side: usize,
-    boundary: kbench_stats::sequential::Boundary,
-    clock: kbench_record::Clock,
-) -> kbench_analysis::sequential::SequentialOptions {
-    kbench_analysis::sequential::SequentialOptions {
-        boundary,
-        alpha: options.alpha,
-        delta_pct: options
-            .delta_pct
-            .unwrap_or(kbench_analysis::clock::default_delta_pct(clock)),
-        max_units_per_side,
-        use_calibration: options.use_calibration,
-    }
+    let text = kbench_report::sequential::decided_in(sequential, fixed, format, layout);
+    Ok(crate::output::write_stdout(text.as_bytes())?)
 }
 
 /// Records the design of a sequential comparison of `labels` by `by`, with this
@@ -145,55 +95,14 @@ pub fn sequential_options(
 pub fn record_design(
     store: &mut kbench_store::Store,
     labels: (&str, &str),
-    options: kbench_analysis::sequential::SequentialOptions,
+    options: SequentialOptions,
     by: kbench_record::sequential::DesignedBy,
     max_time_s: Option<f64>,
 ) -> Result<kbench_record::sequential::RecordedDesign, kbench_store::StoreError> {
-    let design = kbench_analysis::sequential::design_record(
-        labels,
-        options,
-        by,
-        &crate::session::command_line(),
-        max_time_s,
+    let (command_line, now) = (
+        crate::session::command_line(),
         crate::session::unix_now_ns(),
     );
-    let id = store.insert_sequential_design(&design)?;
-    Ok(kbench_record::sequential::RecordedDesign {
-        id,
-        design,
-        looks: Vec::new(),
-    })
-}
-
-/// Prints a sequential comparison (JSON, or text for any other format); a closed
-/// stdout ends the output quietly.
-pub fn print_sequential(
-    report: &kbench_analysis::sequential::SequentialReport,
-    format: Format,
-) -> anyhow::Result<()> {
-    let text = match format {
-        Format::Json => kbench_report::sequential::json(report),
-        _ => kbench_report::sequential::text(report),
-    };
-    crate::output::write_stdout(text.as_bytes())?;
-    Ok(())
-}
-
-/// Every `--saving`, checked before anything is read.
-pub fn parse_savings(texts: &[String]) -> anyhow::Result<Vec<Saving>> {
-    texts
-        .iter()
-        .map(|t| Saving::parse(t).or_else(usage))
-        .collect()
-}
-
-/// Prints a plausibility report (JSON, or text for any other format); a closed stdout
-/// ends the output quietly.
-pub fn print_plausible(report: &PlausibleReport, format: Format) -> anyhow::Result<()> {
-    let text = match format {
-        Format::Json => kbench_report::plausible::json(report),
-        _ => kbench_report::plausible::text(report),
-    };
-    crate::output::write_stdout(text.as_bytes())?;
-    Ok(())
+    let record = kbench_analysis::sequential::record_design;
+    record(store, labels, options, by, &command_line, max_time_s, now)
 }

@@ -317,6 +317,16 @@ impl FailOn {
         }
     }
 
+    /// Whether a primary row of `reports` (the table's, per-class and per-placement
+    /// rows included) fails the comparison.
+    pub fn fails_any(self, reports: &[CompareReport]) -> bool {
+        let primary = reports
+            .iter()
+            .flat_map(|r| &r.rows)
+            .filter(|r| r.is_primary());
+        primary.into_iter().any(|r| self.fails(r.verdict))
+    }
+
     /// Whether a row of `verdict` fails the comparison.
     pub fn fails(self, verdict: Verdict) -> bool {
         match self {

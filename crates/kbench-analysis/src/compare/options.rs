@@ -32,3 +32,30 @@ impl Default for ReportOptions {
         }
     }
 }
+
+impl ReportOptions {
+    /// The options `--delta`, `--alpha`, `--seed` and `--no-calibration` ask for, at
+    /// `now_unix_ns`; a usage error for a δ or an α out of range.
+    pub fn asked(
+        delta_pct: Option<f64>,
+        alpha: Option<f64>,
+        seed: u64,
+        use_calibration: bool,
+        now_unix_ns: u64,
+    ) -> Result<ReportOptions, crate::AnalysisError> {
+        let usage = |message: &str| Err(crate::AnalysisError::Usage(message.to_string()));
+        if delta_pct.is_some_and(|delta| !(delta > 0.0 && delta < 100.0)) {
+            return usage("--delta takes a percentage in (0, 100)");
+        }
+        if alpha.is_some_and(|alpha| !(alpha > 0.0 && alpha < 1.0)) {
+            return usage("--alpha takes a rate in (0, 1)");
+        }
+        Ok(ReportOptions {
+            delta_pct,
+            alpha: alpha.unwrap_or(ALPHA),
+            seed,
+            use_calibration,
+            now_unix_ns,
+        })
+    }
+}

@@ -6,7 +6,7 @@
 use crate::args::{resolve_optional_cpus, run_timeout, FigureArgs, HookArgs};
 use crate::error::usage;
 use crate::session::{self, DbArgs, StoreSink};
-use crate::verdict::sequential_options;
+use kbench_analysis::sequential::options_of_report;
 use kbench_record::sequential::DesignedBy;
 use kbench_record::Clock::Wall;
 use kbench_report::compare::Layout;
@@ -109,7 +109,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         kbench_analysis::Machines::Same,
         kbench_analysis::Machines::Only,
     );
-    let seq = sequential_options(&options, args.max_runs as usize, DeclaredMaximum, Wall);
+    let seq = options_of_report(&options, args.max_runs as usize, DeclaredMaximum, Wall);
     // The rule is checked before a session begins: a bad bound leaves nothing behind.
     let mut driver = match args.until_decided {
         true => Some(ab::ab_driver(

@@ -1,14 +1,14 @@
 //! `kbench compare BASE NEW [NEW...]`: the verdict of each NEW against BASE.
 use crate::error::usage;
+use crate::output::write_stdout;
 use crate::session::{self, DbArgs};
-use crate::verdict::{self, MachineArgs, VerdictArgs};
+use crate::verdict::{self, HostChoiceArgs, VerdictArgs};
+use kbench_analysis::plausible::{parse_savings, plausible_of};
 use kbench_analysis::sequential::{self, AskedDesign};
 use kbench_analysis::FailOn;
-use kbench_record::sequential::{DesignedBy, RecordedDesign};
 use kbench_report::compare::Layout;
 use kbench_report::format::Format;
-use kbench_stats::sequential::Boundary;
-use kbench_store::StoreError;
+use kbench_report::sequential::fixed_only_notice;
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
@@ -20,7 +20,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub verdict: VerdictArgs,
     #[command(flatten)]
-    pub machines: MachineArgs,
+    pub hosts: HostChoiceArgs,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = verdict::format_parser(&Format::ALL))]
     pub format: Format,
@@ -59,7 +59,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if args.sequential {
         return sequential(&args, &options);
     }
-    let savings = verdict::parse_savings(&args.saving)?;
+    let savings = parse_savings(&args.saving)?;
     if !savings.is_empty() && !matches!(args.format, Format::Text | Format::Markdown) {
         return usage("--saving goes with text or markdown; for JSON, `kbench plausible NEW --base BASE --saving ... --format json`");
     }
@@ -71,38 +71,22 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if let Some(code) = decided_sequentially(&store, &args, &options)? {
         return Ok(code);
     }
-    let comparisons = kbench_analysis::compare_each(
-        &store,
-        &args.base,
-        &args.new,
-        options,
-        &args.machines.choice(),
-    )?;
+    let hosts = args.hosts.choice();
+    let comparisons =
+        kbench_analysis::compare_each(&store, &args.base, &args.new, options, &hosts)?;
     let reports = &comparisons.reports;
     let layout = if args.full {
         Layout::Full
     } else {
         Layout::Compact
     };
-    verdict::print_in(&comparisons, args.format, layout)?;
+    write_stdout(args.format.render(&comparisons, layout).as_bytes())?;
     let compared = comparisons.news.iter().zip(reports);
     for (new, report) in compared.filter(|_| !savings.is_empty()) {
-        let plausible = kbench_analysis::plausible::plausible_of(
-            &new.label,
-            &new.runs,
-            &savings,
-            Some(report),
-        )?;
-        crate::output::write_stdout(b"\n")?;
-        verdict::print_plausible(&plausible, Format::Text)?;
+        let plausible = plausible_of(&new.label, &new.runs, &savings, Some(report))?;
+        write_stdout(format!("\n{}", kbench_report::plausible::text(&plausible)).as_bytes())?;
     }
-    let failed = args.fail_on.is_some_and(|rule| {
-        reports
-            .iter()
-            .flat_map(|r| &r.rows)
-            .filter(|r| r.is_primary())
-            .any(|r| rule.fails(r.verdict))
-    });
+    let failed = args.fail_on.is_some_and(|rule| rule.fails_any(reports));
     // The process ends here: freeing every loaded run one by one took a twentieth of
     // a large compare (scripts/bench-store.sh), for memory the exit returns anyway.
     std::mem::forget(comparisons);
@@ -117,60 +101,17 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
         return usage("--sequential compares one NEW label with BASE");
     };
     let mut store = args.db.open_existing()?;
-    let recorded = store.sequential_design(&args.base, new)?;
-    let asked = asked_design(args);
+    let (labels, asked) = ((args.base.as_str(), new.as_str()), asked_design(args));
     let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
-    // A design made now takes the default δ of the labels' clock.
-    let clock = kbench_analysis::clock::shared_clock(
-        (&args.base, &store.sessions(&args.base)?),
-        (new, &store.sessions(new)?),
-    )?;
-    // Nobody declared how many sessions or boots will come: the always-valid rule.
-    let fresh = verdict::sequential_options(options, max_units, Boundary::AlwaysValid, clock);
-    let design = sequential::options_for(recorded.as_ref(), asked, fresh)?;
-    let mut report =
-        sequential::sequential_labels(&store, &args.base, new, design, recorded.as_ref())?;
-    report.recorded = match record_look(&mut store, recorded.clone(), &report) {
-        Ok(recorded) => Some(recorded),
-        // A database we may only read still answers; the look is just not kept.
-        Err(StoreError::Sqlite(e)) if kbench_store::store::is_read_only(&e) => {
-            errln!("kbench: the database is read-only: this look is not recorded");
-            recorded
-        }
-        Err(e) => return Err(e.into()),
-    };
-    verdict::print_sequential(&report, args.format)?;
-    Ok(0)
-}
-
-/// Records this look under the labels' design (recording the design first if they
-/// have none); the design with its looks. A closed design, or a look at the same
-/// units as its last, adds nothing.
-fn record_look(
-    store: &mut kbench_store::Store,
-    recorded: Option<RecordedDesign>,
-    report: &sequential::SequentialReport,
-) -> Result<RecordedDesign, StoreError> {
-    let mut recorded = match recorded {
-        Some(recorded) => recorded,
-        None => verdict::record_design(
-            store,
-            (&report.base, &report.new),
-            report.options,
-            DesignedBy::Compare,
-            None,
-        )?,
-    };
-    let look = sequential::look_record(
-        report,
-        recorded.looks.len() as u64 + 1,
-        session::unix_now_ns(),
-    );
-    if !recorded.is_closed() && sequential::is_new_look(&recorded, &look) {
-        store.insert_sequential_look(recorded.id, &look)?;
-        recorded.looks.push(look);
+    let command_line = session::command_line();
+    let made = (command_line.as_str(), session::unix_now_ns());
+    let (report, kept) =
+        sequential::look_and_record(&mut store, labels, asked, options, max_units, made)?;
+    if !kept {
+        errln!("kbench: the database is read-only: this look is not recorded");
     }
-    Ok(recorded)
+    write_stdout(kbench_report::sequential::in_format(&report, args.format).as_bytes())?;
+    Ok(0)
 }
 
 /// What the command line asks of a sequential design.
@@ -205,32 +146,17 @@ fn decided_sequentially(
         || args.full
         || args.fail_on.is_some()
         || !args.saving.is_empty()
-        || args.machines.machine.is_some()
-        || args.machines.across_machines
+        || args.hosts.machine.is_some()
+        || args.hosts.across_machines
         || !matches!(args.format, Format::Text | Format::Json);
     if fixed_only {
-        errln!(
-            "kbench: {} and {new} were looked at sequentially (`{}`): `kbench compare {} {new} --sequential` gives their verdict; below, the fixed design's, which does not hold its error rate after stopping on the data",
-            args.base,
-            recorded.design.command_line,
-            args.base
-        );
+        errln!("{}", fixed_only_notice(&args.base, new, &recorded));
         return Ok(None);
     }
-    let (base_data, new_data) = (
-        kbench_analysis::LabelData::load(store, &args.base)?,
-        kbench_analysis::LabelData::load(store, new)?,
-    );
-    let mut look =
-        sequential::sequential_of(store, &base_data, &new_data, design, Some(&recorded))?;
-    look.recorded = Some(recorded);
-    let fixed = kbench_analysis::compare_loaded(
-        store,
-        &base_data,
-        &new_data,
-        *options,
-        &args.machines.choice(),
-    )?;
+    let labels = (args.base.as_str(), new.as_str());
+    let machines = args.hosts.choice();
+    let (look, fixed) =
+        sequential::decided_and_fixed(store, labels, recorded, *options, &machines)?;
     verdict::print_decided(Some(&look), &fixed, args.format, Layout::Compact)?;
     Ok(Some(0))
 }

@@ -2,7 +2,7 @@
 //! machine, and where the series changes (docs/history.md).
 use crate::session::DbArgs;
 use crate::verdict;
-use kbench_analysis::history::{label_commit, HistoryOptions, HistoryOrder};
+use kbench_analysis::history::{self, HistoryOptions, HistoryOrder};
 use kbench_report::format::Format;
 use kbench_stats::changepoint::ChangePointOptions;
 
@@ -50,18 +50,8 @@ pub struct HistoryArgs {
 }
 
 pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
-    if !(args.significance > 0.0 && args.significance < 1.0) {
-        return crate::error::usage(format!(
-            "--significance {} is not a probability between 0 and 1",
-            args.significance
-        ));
-    }
     let mut options = HistoryOptions {
-        order: match args.by.as_str() {
-            "label" => HistoryOrder::Given,
-            "commit" => HistoryOrder::Commit,
-            _ => HistoryOrder::Date,
-        },
+        order: HistoryOrder::named(&args.by),
         machine: args.machine.clone(),
         metrics: args.metric.clone(),
         change: ChangePointOptions {
@@ -72,60 +62,18 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
         },
         ..HistoryOptions::default()
     };
+    options.check()?;
     let store = args.db.open_existing()?;
-    let labels =
-        kbench_analysis::history::load_labels(&store, &args.labels, args.machine.as_deref())?;
+    let labels = history::load_labels(&store, &args.labels, args.machine.as_deref())?;
     if options.order == HistoryOrder::Commit {
-        options.commit_positions = commit_positions(&labels, &args.tree)?;
+        let commits = history::recorded_commits(&labels)?;
+        options.commit_positions = kbench_boot::tree::history_positions(&args.tree, &commits)?;
     }
-    let report = kbench_analysis::history::history_report(&labels, &options);
-    if report.histories.is_empty() {
-        if let Some(machine) = &args.machine {
-            return crate::error::usage(format!(
-                "no runs on machine '{machine}' in these labels (kbench list --machines shows the machines)"
-            ));
-        }
-        if !args.metric.is_empty() {
-            return crate::error::usage(format!(
-                "no runs of --metric {} in these labels (kbench show LABEL shows their metrics)",
-                args.metric.join(", ")
-            ));
-        }
+    let report = history::history_report(&labels, &options).checked()?;
+    if args.format == Format::Html && !cfg!(feature = "html-report") {
+        return crate::error::built_without("the HTML report", "history");
     }
-    let text = match args.format {
-        Format::Json => kbench_report::history::json(&report),
-        Format::Html if cfg!(feature = "html-report") => {
-            kbench_report::html::history::render(&report)
-        }
-        Format::Html => return crate::error::built_without("the HTML report", "history"),
-        _ => kbench_report::history::text(&report),
-    };
+    let text = kbench_report::history::in_format(&report, args.format);
     crate::output::write_page(args.output.as_deref(), &text)?;
     Ok(0)
-}
-
-/// Where each label's recorded commit stands in `tree`'s history; every label must
-/// have one.
-fn commit_positions(
-    labels: &[kbench_analysis::LabelData],
-    tree: &std::path::Path,
-) -> anyhow::Result<std::collections::BTreeMap<String, usize>> {
-    let without: Vec<&str> = labels
-        .iter()
-        .filter(|l| label_commit(l).is_none())
-        .map(|l| l.label.as_str())
-        .collect();
-    if !without.is_empty() {
-        return crate::error::usage(format!(
-            "--by commit: no commit recorded for {} (run --commit REV, or $KBENCH_COMMIT)",
-            without.join(", ")
-        ));
-    }
-    let mut commits: Vec<String> = labels
-        .iter()
-        .filter_map(|l| label_commit(l).map(str::to_string))
-        .collect();
-    commits.sort();
-    commits.dedup();
-    Ok(kbench_boot::tree::history_positions(tree, &commits)?)
 }

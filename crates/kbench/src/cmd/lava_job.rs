@@ -1,11 +1,8 @@
 //! `kbench lava-job --kernel-a URL --kernel-b URL --initramfs URL --device-type T`: a
 //! LAVA job definition that boots two kernels alternately (ABBA) on one board, kbench
-//! as the initramfs /init. LAVA schedules the boots and keeps the console; kbench does
-//! not become a scheduler. `kbench import-console JOB.log --label-a A --label-b B`
-//! reads the job's log back into one session per boot. Which LAVA page documents
-//! each key: docs/boot-ab.md, "Boards: LAVA".
+//! as the initramfs /init; [`kbench_boot::lava`] writes it (docs/boot-ab.md).
 use crate::session;
-use kbench_boot::lava::{job_definition, to_yaml, JobRequest};
+use kbench_boot::lava::{job_definition, job_nonce, to_yaml, JobRequest};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -75,77 +72,35 @@ pub struct LavaJobArgs {
 
 pub fn run(args: LavaJobArgs) -> anyhow::Result<i32> {
     let nonce = job_nonce();
-    let job = job_definition(&request(&args)?, &nonce)?;
-    let yaml = to_yaml(&job)?;
+    // The labels and the suite are checked here, as every command checks them.
+    session::check_label(&args.label_a)?;
+    session::check_label(&args.label_b)?;
+    let request = JobRequest {
+        kernel_a: args.kernel_a,
+        kernel_b: args.kernel_b,
+        initramfs: args.initramfs,
+        initramfs_compression: args.initramfs_compression,
+        initramfs_uboot_header: args.initramfs_uboot_header,
+        device_type: args.device_type,
+        label_a: args.label_a,
+        label_b: args.label_b,
+        dtb_a: args.dtb_a,
+        dtb_b: args.dtb_b,
+        kernel_type: args.kernel_type,
+        boots: args.boots,
+        suite_words: args.guest.kernel_words()?,
+        kernel_args: args.kernel_arg,
+        job_name: args.job_name,
+        priority: args.priority,
+        visibility: args.visibility,
+        boot_timeout_minutes: args.boot_timeout_minutes,
+        test_timeout_minutes: args.test_timeout_minutes,
+    };
+    let yaml = to_yaml(&job_definition(&request, &nonce)?)?;
     match &args.output {
         Some(path) => crate::output::write_whole(path, yaml.as_bytes())?,
         None => crate::output::write_stdout(yaml.as_bytes())?,
     }
-    let order: Vec<&str> = kbench_runner::scheduler::abba(args.boots)
-        .into_iter()
-        .map(|side| kbench_console::lava::Side::of_index(side).letter())
-        .collect();
-    errln!(
-        "kbench lava-job: {} boots on {} in the order {}, session nonce {nonce}",
-        order.len(),
-        args.device_type,
-        order.join(" ")
-    );
-    errln!(
-        "kbench lava-job: after the job, import its log: {}",
-        import_command(&args)
-    );
+    errln!("{}", request.notice(&nonce));
     Ok(0)
-}
-
-/// The job asked for; the labels and the suite are checked here, as every command
-/// checks them.
-fn request(args: &LavaJobArgs) -> anyhow::Result<JobRequest> {
-    session::check_label(&args.label_a)?;
-    session::check_label(&args.label_b)?;
-    Ok(JobRequest {
-        kernel_a: args.kernel_a.clone(),
-        kernel_b: args.kernel_b.clone(),
-        initramfs: args.initramfs.clone(),
-        initramfs_compression: args.initramfs_compression.clone(),
-        initramfs_uboot_header: args.initramfs_uboot_header,
-        device_type: args.device_type.clone(),
-        label_a: args.label_a.clone(),
-        label_b: args.label_b.clone(),
-        dtb_a: args.dtb_a.clone(),
-        dtb_b: args.dtb_b.clone(),
-        kernel_type: args.kernel_type.clone(),
-        boots: args.boots,
-        suite_words: args.guest.kernel_words()?,
-        kernel_args: args.kernel_arg.clone(),
-        job_name: args.job_name.clone(),
-        priority: args.priority.clone(),
-        visibility: args.visibility.clone(),
-        boot_timeout_minutes: args.boot_timeout_minutes,
-        test_timeout_minutes: args.test_timeout_minutes,
-        import_command: import_command(args),
-    })
-}
-
-/// One nonce for the whole job: LAVA gives every boot of a job the same kernel command
-/// line (`context` is job-wide), so the nonce proves a log is of this job, and the
-/// namespaces tell its boots apart.
-fn job_nonce() -> String {
-    format!("lava{:x}{:x}", session::unix_now_ns(), std::process::id())
-}
-
-fn import_command(args: &LavaJobArgs) -> String {
-    let words: Vec<String> = [
-        "kbench",
-        "import-console",
-        "JOB.log",
-        "--label-a",
-        &args.label_a,
-        "--label-b",
-        &args.label_b,
-    ]
-    .iter()
-    .map(|w| w.to_string())
-    .collect();
-    kbench_runner::child::shell_join(&words)
 }

@@ -29,7 +29,7 @@ pub struct PlausibleArgs {
 }
 
 pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
-    let savings = verdict::parse_savings(&args.saving)?;
+    let savings = kbench_analysis::plausible::parse_savings(&args.saving)?;
     let options = args.verdict.options()?;
     let store = args.db.open_existing()?;
     let observed = match &args.base {
@@ -43,6 +43,7 @@ pub fn run(args: PlausibleArgs) -> anyhow::Result<i32> {
     };
     let report =
         kbench_analysis::plausible::plausible(&store, &args.label, &savings, observed.as_ref())?;
-    verdict::print_plausible(&report, args.format)?;
+    let text = kbench_report::plausible::in_format(&report, args.format);
+    crate::output::write_stdout(text.as_bytes())?;
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `kbench report BASE NEW [NEW...] -o report.html`: the comparison as one HTML page.
 use crate::session::DbArgs;
-use crate::verdict::{MachineArgs, VerdictArgs};
+use crate::verdict::{HostChoiceArgs, VerdictArgs};
 use kbench_report::compare::Layout;
 use kbench_report::format::Format;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub verdict: VerdictArgs,
     #[command(flatten)]
-    pub machines: MachineArgs,
+    pub hosts: HostChoiceArgs,
     /// The file to write [default: standard output].
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -35,7 +35,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         &args.base,
         &args.new,
         options,
-        &args.machines.choice(),
+        &args.hosts.choice(),
     )?;
     let page = Format::Html.render(&comparisons, Layout::Full);
     crate::output::write_page(args.output.as_deref(), &page)?;

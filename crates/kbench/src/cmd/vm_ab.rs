@@ -180,7 +180,7 @@ fn until_decided(
     said: &mut SaidBoots<'_>,
 ) -> anyhow::Result<(Vec<ArmOutcome<SessionWithRuns>>, Option<SequentialReport>)> {
     let labels = said.labels;
-    let design = crate::verdict::sequential_options(
+    let design = kbench_analysis::sequential::options_of_report(
         options,
         args.max_boots as usize,
         Boundary::DeclaredMaximum,
