@@ -9,6 +9,7 @@
 extern crate kbench_term;
 
 pub mod bisect;
+pub mod boot_ab;
 pub mod cmdline;
 pub mod deb;
 pub mod elf;

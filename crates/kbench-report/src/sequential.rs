@@ -104,6 +104,20 @@ fn recorded_text(recorded: &RecordedDesign) -> String {
     )
 }
 
+/// The lines a look after `pairs` pairs of boots says: each primary metric's interval
+/// against ±δ so far, after a line saying the time bound ended the boots if it did
+/// (`out_of_time`) before a decision.
+pub fn boot_pairs_lines(look: &SequentialReport, pairs: u32, out_of_time: bool) -> Vec<String> {
+    let stopped =
+        (out_of_time && !look.decided()).then(|| "--max-time reached: no more boots".to_string());
+    let rows = look.rows.iter().map(|row| {
+        let metric = format!("{} {}", row.workload, row.metric);
+        let line = progress_line(&metric, &row.look, look.options.delta_pct);
+        format!("after {pairs} boot pairs: {line}")
+    });
+    stopped.into_iter().chain(rows).collect()
+}
+
 /// One metric at one look, for a progress line: `sched/pipe usecs_per_op: +35.2%
 /// [+12.0%, +61.0%] against ±1%: open`.
 pub fn progress_line(metric: &str, look: &Look, delta_pct: f64) -> String {

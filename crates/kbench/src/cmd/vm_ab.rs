@@ -2,22 +2,18 @@
 //! alternately (ABBA) under qemu with kbench as the initramfs /init, each boot one
 //! session, then the verdict with boots as the units.
 use crate::args::checked_commit;
-use crate::boots::BootStore;
 use crate::error::usage;
 use crate::session::DbArgs;
 use crate::vm::{read_kernel, QemuArgs};
-use kbench_analysis::sequential::SequentialReport;
+use kbench_analysis::sequential::{options_of_report, SequentialOptions, SequentialReport};
+use kbench_boot::boot_ab::{dry_run_commands, BootAb};
 use kbench_boot::cmdline::side_labels;
 use kbench_boot::machine::{Boot, BootSide, QemuExecutor, QemuMachine};
-use kbench_boot::qemu::{self, BootFiles, QemuSetup};
-use kbench_record::stored::SessionWithRuns;
-use kbench_runner::{
-    scheduler, ArmOutcome, Bounds, Executor, LabelLooker, Observer, Order, Reached, Schedule,
-    SequentialDriver, StopPolicy, StopRule,
-};
+use kbench_boot::qemu::{self, QemuSetup};
+use kbench_report::sequential::boot_pairs_lines;
+use kbench_runner::{Executor, Reached};
 use kbench_stats::sequential::Boundary;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -102,16 +98,10 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             sides[1].arch.as_str()
         ));
     }
-    // Until decided, as many as the bound allows.
-    let boots_a_side = if args.until_decided {
-        args.max_boots
-    } else {
-        args.boots
-    };
     if args.dry_run {
-        let pinned = args.machine.pins()?.is_some();
-        return dry_run(&args, &setup, &sides, pinned, boots_a_side, work.path());
+        return dry_run(&args, &setup, &sides, work.path());
     }
+    let boots_a_side = boots_a_side(&args);
     let config = args.machine.config(setup, "vm-ab")?;
     let machine = QemuMachine::start(config, &sides[0], &[&sides[0], &sides[1]], work.path())?;
     let mut store = args.db.open()?;
@@ -124,25 +114,16 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
         .iter_mut()
         .map(|e| e as &mut dyn Executor<Boot>)
         .collect();
-    let mut said = SaidBoots {
+    let until_decided = match args.until_decided {
+        true => Some(recorded_design(&args, &options, labels, &mut store)?),
+        false => None,
+    };
+    let ab = BootAb {
         labels,
-        total: 2 * boots_a_side,
-        at_most: args.until_decided,
-        started: 0,
+        boots_a_side,
+        until_decided,
     };
-    let (outcomes, looked) = match args.until_decided {
-        true => until_decided(&args, &options, &mut arms, &mut store, &mut said)?,
-        false => {
-            let mut fixed = StopPolicy::Attempts(boots_a_side);
-            let schedule = boots_schedule(&mut fixed);
-            let mut sink = BootStore {
-                store: &mut store,
-                design: None,
-            };
-            let outcomes = scheduler::run(schedule, &mut arms, &mut sink, &mut said)?;
-            (outcomes, None)
-        }
-    };
+    let (outcomes, looked) = ab.run(&mut arms, &mut store, Box::new(say_look))?;
     let failed = outcomes.iter().any(|o| !o.failures.is_empty());
     let report = kbench_analysis::compare_labels(&store, labels[0], labels[1], options)?;
     if args.format == kbench_report::format::Format::Text {
@@ -150,84 +131,26 @@ pub fn run(args: VmAbArgs) -> anyhow::Result<i32> {
             outln!("{notice}\n");
         }
     }
-    crate::verdict::print_decided(
-        looked.as_ref(),
-        &report,
-        args.format,
-        kbench_report::compare::Layout::Compact,
-    )?;
+    let layout = kbench_report::compare::Layout::Compact;
+    crate::verdict::print_decided(looked.as_ref(), &report, args.format, layout)?;
     Ok(i32::from(failed))
 }
 
-/// The boots of both kernels in ABBA pairs, with no warm-up or hooks, until `stop`.
-fn boots_schedule(stop: &mut dyn StopRule<SessionWithRuns>) -> Schedule<'_, SessionWithRuns> {
-    Schedule {
-        order: Order::Abba,
-        warmup: 0,
-        hooks: Vec::new(),
-        stop,
-    }
-}
-
-/// `--until-decided`: the one sequential driver over the boots as units, its design
-/// recorded before the first boot (so that a later `compare` of the two labels looks
-/// with it) and every look kept with it.
-fn until_decided(
+/// `--until-decided`'s design, recorded before the first boot so that a later `compare`
+/// of the two labels looks with it: with its time bound and its id.
+fn recorded_design(
     args: &VmAbArgs,
     options: &kbench_analysis::ReportOptions,
-    arms: &mut [&mut dyn Executor<Boot>],
+    labels: [&str; 2],
     store: &mut kbench_store::Store,
-    said: &mut SaidBoots<'_>,
-) -> anyhow::Result<(Vec<ArmOutcome<SessionWithRuns>>, Option<SequentialReport>)> {
-    let labels = said.labels;
-    let design = kbench_analysis::sequential::options_of_report(
-        options,
-        args.max_boots as usize,
-        Boundary::DeclaredMaximum,
-        args.machine.clock,
-    );
-    let recorded = crate::verdict::record_design(
-        store,
-        (labels[0], labels[1]),
-        design,
-        kbench_record::sequential::DesignedBy::VmAb,
-        Some(args.max_time as f64),
-    )?;
-    let looker = LabelLooker::new(labels, design, true).saying(Box::new(say_look));
-    let bounds = Bounds {
-        max_attempts_per_side: Some(args.max_boots),
-        max_time: Duration::from_secs(args.max_time),
-    };
-    let mut driver = SequentialDriver::new(looker, bounds);
-    let mut sink = BootStore {
-        store,
-        design: Some(recorded.id),
-    };
-    let outcomes = scheduler::run(boots_schedule(&mut driver), arms, &mut sink, said)?;
-    let looked = driver.latest().cloned();
-    Ok((outcomes, looked))
-}
-
-/// Each boot said as it starts: `boot 3 of at most 40 (LABEL)`.
-struct SaidBoots<'a> {
-    labels: [&'a str; 2],
-    /// Boots in all; with `at_most`, the bound.
-    total: u32,
-    at_most: bool,
-    started: u32,
-}
-
-impl Observer<SessionWithRuns> for SaidBoots<'_> {
-    fn starting(&mut self, side: usize, _warmup: bool, _so_far: &ArmOutcome<SessionWithRuns>) {
-        self.started += 1;
-        errln!(
-            "kbench: boot {} of {}{} ({})",
-            self.started,
-            if self.at_most { "at most " } else { "" },
-            self.total,
-            self.labels[side]
-        );
-    }
+) -> anyhow::Result<(SequentialOptions, Duration, i64)> {
+    let (boots, clock) = (args.max_boots as usize, args.machine.clock);
+    let design = options_of_report(options, boots, Boundary::DeclaredMaximum, clock);
+    let by = kbench_record::sequential::DesignedBy::VmAb;
+    let max_time = Some(args.max_time as f64);
+    let recorded =
+        crate::verdict::record_design(store, (labels[0], labels[1]), design, by, max_time)?;
+    Ok((design, Duration::from_secs(args.max_time), recorded.id))
 }
 
 /// `--dry-run`: the labels and the qemu commands, nothing booted.
@@ -235,8 +158,6 @@ fn dry_run(
     args: &VmAbArgs,
     setup: &QemuSetup,
     sides: &[BootSide; 2],
-    pinned: bool,
-    boots_a_side: u32,
     work: &Path,
 ) -> anyhow::Result<i32> {
     errln!(
@@ -248,30 +169,25 @@ fn dry_run(
     if args.machine.accel == "auto" && accel == "kvm" {
         errln!("kbench: --accel auto first boots kernel A under KVM to its early panic, and uses TCG if that fails; these commands assume it works");
     }
-    let initrd = work.join(kbench_boot::machine::INITRAMFS_FILE);
-    for (boot, s) in kbench_runner::scheduler::abba(boots_a_side)
-        .into_iter()
-        .enumerate()
-    {
-        let boot = boot as u32;
-        let files = BootFiles::in_dir(Path::new("."), boot, pinned);
-        let cmd = sides[s].qemu_command(setup, &accel, &initrd, &format!("DRYRUN{boot}"), &files);
-        outln!("{}", shell_words(&cmd));
+    let (pinned, boots) = (args.machine.pins()?.is_some(), boots_a_side(args));
+    for command in dry_run_commands(setup, &accel, sides, pinned, boots, work) {
+        outln!("{command}");
     }
     Ok(0)
 }
 
-/// One line per primary metric after a look: its interval against ±δ so far.
-fn say_look(look: &SequentialReport, pairs: u32, reached: Reached) {
-    if reached == Reached::Time && !look.decided() {
-        errln!("kbench: --max-time reached: no more boots");
+/// Boots a side: until decided, as many as the bound allows.
+fn boots_a_side(args: &VmAbArgs) -> u32 {
+    match args.until_decided {
+        true => args.max_boots,
+        false => args.boots,
     }
-    for row in &look.rows {
-        let metric = format!("{} {}", row.workload, row.metric);
-        errln!(
-            "kbench: after {pairs} boot pairs: {}",
-            kbench_report::sequential::progress_line(&metric, &row.look, look.options.delta_pct)
-        );
+}
+
+/// Each look's lines on stderr.
+fn say_look(look: &SequentialReport, pairs: u32, reached: Reached) {
+    for line in boot_pairs_lines(look, pairs, reached == Reached::Time) {
+        errln!("kbench: {line}");
     }
 }
 
@@ -321,12 +237,4 @@ fn sides(args: &VmAbArgs, work: &Path) -> anyhow::Result<[BootSide; 2]> {
         side.source.kernel_commit = checked_commit(option, commit.as_deref())?;
     }
     Ok(sides)
-}
-
-fn shell_words(cmd: &Command) -> String {
-    let words: Vec<String> = std::iter::once(cmd.get_program())
-        .chain(cmd.get_args())
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    kbench_runner::child::shell_join(&words)
 }
