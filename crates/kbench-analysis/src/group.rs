@@ -24,7 +24,7 @@ pub struct Key {
 
 /// Values of one key on one side.
 #[derive(Debug, Default, Clone)]
-pub struct Side {
+pub struct SideObservations {
     pub observations: Vec<Observation>,
     /// Per observation: the CPU classes its run used (`A53+A72` when mixed), or empty
     /// when unknown (an imported run, a session without a topology).
@@ -41,11 +41,11 @@ pub struct Side {
     pub primary: bool,
 }
 
-impl Side {
+impl SideObservations {
     /// The observations `keep` accepts, by index.
-    fn select(&self, keep: impl Fn(usize) -> bool) -> Side {
+    fn select(&self, keep: impl Fn(usize) -> bool) -> SideObservations {
         let kept: Vec<usize> = (0..self.observations.len()).filter(|&i| keep(i)).collect();
-        Side {
+        SideObservations {
             observations: kept.iter().map(|&i| self.observations[i].clone()).collect(),
             classes: kept.iter().map(|&i| self.classes[i].clone()).collect(),
             cpus: kept.iter().map(|&i| self.cpus[i].clone()).collect(),
@@ -59,12 +59,12 @@ impl Side {
     }
 
     /// The observations whose run used exactly the class set `class`.
-    pub fn only(&self, class: &str) -> Side {
+    pub fn only(&self, class: &str) -> SideObservations {
         self.select(|i| &*self.classes[i] == class)
     }
 
     /// The observations whose run mostly ran with placement `kind`.
-    pub fn only_placement(&self, kind: PlacementKind) -> Side {
+    pub fn only_placement(&self, kind: PlacementKind) -> SideObservations {
         self.select(|i| self.placements[i] == Some(kind))
     }
 
@@ -194,7 +194,7 @@ fn next_position(positions: &mut BTreeMap<RunKey, u32>, key: &RunKey) -> u32 {
 }
 
 /// Every measured value of one label, by key, in run order.
-pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, Side> {
+pub fn group(runs: &[RunRow], sessions: &[SessionRow]) -> BTreeMap<Key, SideObservations> {
     let classes = session_classes(sessions);
     let by_id: BTreeMap<i64, &SessionRow> = sessions.iter().map(|s| (s.id, s)).collect();
     let primary_known = runs.iter().any(|r| r.run.values.iter().any(|v| v.primary));
@@ -260,17 +260,18 @@ struct Groups<'r> {
 }
 
 #[derive(Default)]
-struct Metrics(Vec<(String, Side)>);
+struct Metrics(Vec<(String, SideObservations)>);
 
 impl Metrics {
     /// The side of `metric`, the run's `i`th value.
-    fn side(&mut self, i: usize, metric: &str) -> &mut Side {
+    fn side(&mut self, i: usize, metric: &str) -> &mut SideObservations {
         let at = match self.0.get(i) {
             Some((name, _)) if name == metric => i,
             _ => match self.0.iter().position(|(name, _)| name == metric) {
                 Some(at) => at,
                 None => {
-                    self.0.push((metric.to_string(), Side::default()));
+                    self.0
+                        .push((metric.to_string(), SideObservations::default()));
                     self.0.len() - 1
                 }
             },
@@ -303,7 +304,7 @@ impl<'r> Groups<'r> {
         (metrics, *next - 1)
     }
 
-    fn into_keyed(self) -> BTreeMap<Key, Side> {
+    fn into_keyed(self) -> BTreeMap<Key, SideObservations> {
         self.keys
             .into_iter()
             .flat_map(|(run, _, metrics)| {

@@ -4,7 +4,7 @@
 //! whole history ran in one boot), never on runs.
 use crate::bisect::MetricName;
 use crate::compare::check_label;
-use crate::group::{self, Side};
+use crate::group::{self, SideObservations};
 use crate::label::LabelData;
 use crate::model::machine_option;
 use crate::sequential::log_unit_means;
@@ -261,7 +261,8 @@ fn histories(labels: &[LabelData], opts: &HistoryOptions) -> Vec<History> {
             }),
             HistoryOrder::Given => {}
         }
-        let grouped: Vec<BTreeMap<MetricName, Side>> = on_machine.iter().map(by_metric).collect();
+        let grouped: Vec<BTreeMap<MetricName, SideObservations>> =
+            on_machine.iter().map(by_metric).collect();
         for metric in wanted_metrics(&grouped, &opts.metrics) {
             let history = history_of(&machine, &metric, &on_machine, &grouped, opts);
             // A metric whose every value is zero has no unit on the log scale.
@@ -304,7 +305,7 @@ fn first_start(data: &LabelData) -> u64 {
         .unwrap_or(0)
 }
 
-fn by_metric(data: &LabelData) -> BTreeMap<MetricName, Side> {
+fn by_metric(data: &LabelData) -> BTreeMap<MetricName, SideObservations> {
     group::group(&data.runs, &data.sessions)
         .into_iter()
         .map(|(key, side)| (MetricName::of(&key), side))
@@ -312,7 +313,10 @@ fn by_metric(data: &LabelData) -> BTreeMap<MetricName, Side> {
 }
 
 /// The metrics the specs name, or every primary metric, in name order.
-fn wanted_metrics(grouped: &[BTreeMap<MetricName, Side>], specs: &[String]) -> Vec<MetricName> {
+fn wanted_metrics(
+    grouped: &[BTreeMap<MetricName, SideObservations>],
+    specs: &[String],
+) -> Vec<MetricName> {
     let all: BTreeMap<&MetricName, bool> = grouped
         .iter()
         .flat_map(|metrics| metrics.iter().map(|(name, side)| (name, side.primary)))
@@ -333,17 +337,17 @@ fn history_of(
     machine: &Option<String>,
     metric: &MetricName,
     on_machine: &[LabelData],
-    grouped: &[BTreeMap<MetricName, Side>],
+    grouped: &[BTreeMap<MetricName, SideObservations>],
     opts: &HistoryOptions,
 ) -> History {
-    let with_metric: Vec<(&LabelData, &Side)> = on_machine
+    let with_metric: Vec<(&LabelData, &SideObservations)> = on_machine
         .iter()
         .zip(grouped)
         .filter_map(|(data, metrics)| Some((data, metrics.get(metric)?)))
         .collect();
     let level = unit_level(with_metric.iter().map(|(_, side)| *side));
     // A label whose values are all zero or negative has no unit on the log scale.
-    let (sides, units): (Vec<(&LabelData, &Side)>, Vec<Vec<f64>>) = with_metric
+    let (sides, units): (Vec<(&LabelData, &SideObservations)>, Vec<Vec<f64>>) = with_metric
         .into_iter()
         .map(|(data, side)| ((data, side), log_unit_means(&side.observations, level)))
         .filter(|(_, units)| !units.is_empty())
@@ -419,7 +423,7 @@ fn geometric_interval(units: &[f64], confidence: f64) -> (f64, Option<(f64, f64)
 }
 
 /// Boots, unless every run of the history ran in one boot: then sessions.
-fn unit_level<'a>(sides: impl Iterator<Item = &'a Side>) -> Level {
+fn unit_level<'a>(sides: impl Iterator<Item = &'a SideObservations>) -> Level {
     let mut boots = BTreeSet::new();
     for side in sides {
         boots.extend(side.observations.iter().map(|o| o.boot.clone()));
@@ -430,7 +434,12 @@ fn unit_level<'a>(sides: impl Iterator<Item = &'a Side>) -> Level {
     Level::Session
 }
 
-fn history_label(data: &LabelData, side: &Side, units: &[f64], confidence: f64) -> HistoryLabel {
+fn history_label(
+    data: &LabelData,
+    side: &SideObservations,
+    units: &[f64],
+    confidence: f64,
+) -> HistoryLabel {
     let (mean, ci) = geometric_interval(units, confidence);
     let first = data.sessions.iter().min_by_key(|s| s.started_unix_ns);
     HistoryLabel {

@@ -139,7 +139,7 @@ fn machines(sessions: &[SessionRow]) -> Vec<Machine> {
 /// One label's runs, grouped as the comparison grouped them.
 struct PlotSide {
     sessions: Vec<SessionRow>,
-    groups: BTreeMap<Key, group::Side>,
+    groups: BTreeMap<Key, group::SideObservations>,
     series: group::SeriesRuns,
 }
 

@@ -3,7 +3,7 @@
 //! interval may be looked at after every unit. `compare --sequential` asks it once;
 //! `vm-ab --until-decided` after every pair of boots.
 use crate::calibration::{self, Calibration, ComponentKey};
-use crate::group::{self, Key, Side};
+use crate::group::{self, Key, SideObservations};
 use crate::metric::MetricName;
 use crate::{AnalysisError, LabelData};
 use kbench_record::sequential::{self as record, LookOutcome, LookRow, RecordedDesign};
@@ -479,7 +479,7 @@ pub fn sequential_loaded(
         group::group(&a.runs, &a.sessions),
         group::group(&b.runs, &b.sessions),
     );
-    let primaries: Vec<(&Key, &Side, &Side, Option<Level>)> = groups_a
+    let primaries: Vec<(&Key, &SideObservations, &SideObservations, Option<Level>)> = groups_a
         .iter()
         .filter(|(_, side)| side.primary)
         .filter_map(|(key, side_a)| {
@@ -512,7 +512,7 @@ pub fn sequential_loaded(
 
 fn row(
     key: &Key,
-    (a, b): (&Side, &Side),
+    (a, b): (&SideObservations, &SideObservations),
     level: Level,
     options: &SequentialOptions,
     primaries: usize,

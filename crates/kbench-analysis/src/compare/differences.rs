@@ -1,7 +1,7 @@
 //! What a comparison says beside its rows: what was not compared, how the two
 //! labels' environments and kernel configs differ, notes on each side, and how to
 //! reproduce it.
-use crate::group::{self, Key, Side};
+use crate::group::{self, Key, SideObservations};
 use crate::label::LabelData;
 use crate::model::*;
 use crate::AnalysisError;
@@ -15,7 +15,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// kernels of different configs.
 pub const SESSIONS_DIFFER_KERNEL_CONFIG: &str = "kernel_config";
 
-pub(super) fn unmatched(a: &BTreeMap<Key, Side>, b: &BTreeMap<Key, Side>) -> Vec<NotCompared> {
+pub(super) fn unmatched(
+    a: &BTreeMap<Key, SideObservations>,
+    b: &BTreeMap<Key, SideObservations>,
+) -> Vec<NotCompared> {
     let mut out: Vec<NotCompared> = Vec::new();
     for (mine, other, me) in [(a, b, SideName::Base), (b, a, SideName::New)] {
         for key in mine.keys().filter(|k| !other.contains_key(*k)) {

@@ -8,7 +8,7 @@ mod options;
 mod rows;
 
 use crate::calibration::{self, Calibration, ComponentKey, Fingerprint};
-use crate::group::{self, Key, RunKey, Side};
+use crate::group::{self, Key, RunKey, SideObservations};
 use crate::label::LabelData;
 use crate::model::*;
 use crate::AnalysisError;
@@ -174,7 +174,7 @@ pub fn compare_loaded(
         || group::group(&b.runs, &b.sessions),
         || group::group(&a.runs, &a.sessions),
     );
-    let keys: Vec<(&Key, &Side, &Side)> = groups_a
+    let keys: Vec<(&Key, &SideObservations, &SideObservations)> = groups_a
         .iter()
         .filter_map(|(key, side_a)| Some((key, side_a, groups_b.get(key)?)))
         .collect();

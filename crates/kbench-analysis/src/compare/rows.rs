@@ -2,7 +2,7 @@
 //! class or placement where the runs differ, and the summary-only rows.
 use super::context::Context;
 use crate::calibration::{ComponentKey, POOLED_QUANTILES};
-use crate::group::{self, Key, RunKey, Side};
+use crate::group::{self, Key, RunKey, SideObservations};
 use crate::label::LabelData;
 use crate::model::*;
 use kbench_record::Role;
@@ -15,8 +15,8 @@ use kbench_store::SummaryRow;
 /// where the runs had more than one.
 pub(super) fn key_rows(
     key: &Key,
-    side_a: &Side,
-    side_b: &Side,
+    side_a: &SideObservations,
+    side_b: &SideObservations,
     ctx: &Context,
     (a, b): (&LabelData, &LabelData),
 ) -> Vec<CompareRow> {
@@ -41,14 +41,20 @@ pub(super) fn key_rows(
 }
 
 /// A per-run metric of one key, both sides, at the replication level the runs have.
-pub(super) fn per_run_row(key: &Key, a: &Side, b: &Side, ctx: &Context) -> CompareRow {
+pub(super) fn per_run_row(
+    key: &Key,
+    a: &SideObservations,
+    b: &SideObservations,
+    ctx: &Context,
+) -> CompareRow {
     let noise = ctx.noise(&ComponentKey {
         run: key.run.clone(),
         metric: key.metric.clone(),
         pooled_quantile: None,
     });
     let design = kbench_stats::choose_design(&a.observations, &b.observations);
-    let units = |side: &Side| kbench_stats::unit_count(&side.observations, design.level());
+    let units =
+        |side: &SideObservations| kbench_stats::unit_count(&side.observations, design.level());
     let (delta_pct, raised) = ctx.delta_for(noise.as_ref(), design, units(a).min(units(b)));
     let options = NestedOptions {
         compare: ctx.compare_options(a.higher_is_better, delta_pct),
@@ -295,7 +301,12 @@ pub(super) fn unclaim_within_resolution(row: &mut CompareRow, resolution_ns: u64
 
 /// When the runs of the two sides used more than one set of CPU classes, one row per
 /// class set present on both sides (with at least two runs each).
-pub(super) fn split_by_class(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Vec<CompareRow> {
+pub(super) fn split_by_class(
+    key: &Key,
+    a: &SideObservations,
+    b: &SideObservations,
+    ctx: &Context,
+) -> Vec<CompareRow> {
     let mut sets = a.class_sets();
     for c in b.class_sets() {
         if !sets.contains(&c) {
@@ -320,7 +331,12 @@ pub(super) fn split_by_class(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Ve
 
 /// When the runs of the two sides ran with more than one placement, one row per
 /// placement present on both sides (with at least two runs each).
-pub(super) fn split_by_placement(key: &Key, a: &Side, b: &Side, ctx: &Context) -> Vec<CompareRow> {
+pub(super) fn split_by_placement(
+    key: &Key,
+    a: &SideObservations,
+    b: &SideObservations,
+    ctx: &Context,
+) -> Vec<CompareRow> {
     let kinds = group::distinct(a.placement_kinds().into_iter().chain(b.placement_kinds()));
     if kinds.len() < 2 {
         return Vec::new();
@@ -340,12 +356,16 @@ pub(super) fn split_by_placement(key: &Key, a: &Side, b: &Side, ctx: &Context) -
 }
 
 /// A side's runs by placement, each group with its median.
-pub(super) fn placement_runs(side: &Side) -> Vec<PlacementRuns> {
+pub(super) fn placement_runs(side: &SideObservations) -> Vec<PlacementRuns> {
     crate::modes::placement_groups(&side.values(), &side.placements)
 }
 
 /// The placements of both sides, when together they have more than one.
-pub(super) fn placement_mix(a: &Side, b: &Side, rows_follow: bool) -> Option<Diagnostic> {
+pub(super) fn placement_mix(
+    a: &SideObservations,
+    b: &SideObservations,
+    rows_follow: bool,
+) -> Option<Diagnostic> {
     let kinds = group::distinct(a.placement_kinds().into_iter().chain(b.placement_kinds()));
     (kinds.len() > 1).then(|| Diagnostic::PlacementMix {
         base: placement_runs(a),
@@ -355,12 +375,12 @@ pub(super) fn placement_mix(a: &Side, b: &Side, rows_follow: bool) -> Option<Dia
 }
 
 /// A bimodal side whose modes are its placements: said as such, not as noise.
-pub(super) fn modes_as_placements(side: &Side, name: SideName) -> Option<Diagnostic> {
+pub(super) fn modes_as_placements(side: &SideObservations, name: SideName) -> Option<Diagnostic> {
     let groups = crate::modes::placement_modes(&side.values(), &side.placements)?;
     Some(Diagnostic::ModesArePlacements { side: name, groups })
 }
 
-pub(super) fn class_runs(side: &Side) -> Vec<ClassRuns> {
+pub(super) fn class_runs(side: &SideObservations) -> Vec<ClassRuns> {
     side.class_sets()
         .into_iter()
         .map(|class| {
@@ -382,7 +402,7 @@ pub(super) fn class_runs(side: &Side) -> Vec<ClassRuns> {
         .collect()
 }
 
-pub(super) fn class_mix(a: &Side, b: &Side) -> Diagnostic {
+pub(super) fn class_mix(a: &SideObservations, b: &SideObservations) -> Diagnostic {
     Diagnostic::ClassMix {
         base: class_runs(a),
         new: class_runs(b),
@@ -390,7 +410,7 @@ pub(super) fn class_mix(a: &Side, b: &Side) -> Diagnostic {
 }
 
 /// A bimodal side whose modes are its CPU classes: said as such, not as noise.
-pub(super) fn modes_as_classes(side: &Side, name: SideName) -> Option<Diagnostic> {
+pub(super) fn modes_as_classes(side: &SideObservations, name: SideName) -> Option<Diagnostic> {
     let medians = crate::modes::modes_are_groups(&side.values(), &side.classes)?;
     Some(Diagnostic::ModesAreClasses {
         side: name,
