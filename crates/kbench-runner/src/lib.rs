@@ -1,13 +1,14 @@
 //! kbench's one scheduler. Every kind of run (a workload in a fresh child process, a
-//! shell command, and next a guest boot) is an [`Executor`]; the [`scheduler`] repeats
-//! them in blocks (shuffled, or ABBA between two sides), with warm-ups first, the
-//! hooks around them and a [`StopRule`] asked after every block, and hands every run,
-//! failed ones included, to a [`RunSink`] (the store, the guest's console, a test's
-//! vector) before the next one starts.
+//! shell command, a boot of a kernel: kbench-boot's machine) is an [`Executor`] of a
+//! [`Unit`]; the [`scheduler`] repeats them in blocks (shuffled, or ABBA between two
+//! sides), with warm-ups first, the hooks around them and a [`StopRule`] asked after
+//! every block, and hands every unit, failed ones included, to a [`RunSink`] (the
+//! store, the guest's console, a test's vector) before the next one starts.
 //!
-//! The crate knows runs, not where they are kept: a sink is one small trait, so the
-//! guest reports runs over its console without a database, and the store's sink lives
-//! with the command that opened the store.
+//! Every sequential decision is the one [`SequentialDriver`], a stop rule whose looks
+//! are a [`Looker`]'s: runs as units (`ab`), two labels' boots (`vm-ab`), a
+//! bisection's steps. A sink is one small trait, so the guest reports runs over its
+//! console without a database.
 #[macro_use]
 extern crate kbench_term;
 
