@@ -4,7 +4,9 @@ use super::handle::Store;
 use crate::error::StoreError;
 use kbench_record::civil::utc;
 use kbench_record::export::Export;
-use kbench_record::NewSession;
+use kbench_record::stored::SessionWithRuns;
+use kbench_record::{NewSession, RunRecord};
+use std::collections::BTreeMap;
 
 impl Store {
     /// Refuses `new`, the session of a file measured elsewhere
@@ -66,5 +68,26 @@ impl Store {
         }
         let ids = self.insert_sessions(&export.sessions, &export.kernel_configs)?;
         Ok(ids.len())
+    }
+
+    /// Stores the runs of `records`, read from a file measured elsewhere (a trace of
+    /// `kbench import-trace`), as `session`'s, in one transaction; it ended as it began.
+    pub fn import_records(
+        &mut self,
+        session: NewSession,
+        records: &[RunRecord],
+    ) -> Result<i64, StoreError> {
+        let runs = records.iter().enumerate();
+        let runs = runs
+            .map(|(i, rec)| kbench_record::stored_run(rec, i as u32, false, None, String::new()));
+        let whole = SessionWithRuns {
+            ended_unix_ns: Some(session.started_unix_ns),
+            session,
+            runs: runs.collect(),
+            summaries: Vec::new(),
+            kernel_config_hash: None,
+        };
+        let ids = self.insert_sessions(&[whole], &BTreeMap::new())?;
+        Ok(ids[0])
     }
 }

@@ -5,9 +5,8 @@
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_import::trace::TraceImportError;
-use kbench_store::SessionWithRuns;
+use kbench_report::bench::latency_text::phase_tables;
 use kbench_trace::Selection;
-use std::collections::BTreeMap;
 
 #[derive(Debug, clap::Args)]
 pub struct ImportTraceArgs {
@@ -44,30 +43,8 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
     let session = session::new_session(&args.label, "import", None);
     let session = session.measured_elsewhere(&args.file, format, &text);
     store.refuse_imported(&session, "wakes")?;
-    let runs = records
-        .iter()
-        .enumerate()
-        .map(|(i, rec)| kbench_record::stored_run(rec, i as u32, false, None, String::new()))
-        .collect();
-    let ended_unix_ns = Some(session.started_unix_ns);
-    store.insert_sessions(
-        &[SessionWithRuns {
-            session,
-            ended_unix_ns,
-            runs,
-            summaries: Vec::new(),
-            kernel_config_hash: None,
-        }],
-        &BTreeMap::new(),
-    )?;
-    for rec in &records {
-        if let Some(phases) = &rec.wake_phases {
-            out!(
-                "{}",
-                kbench_report::bench::latency_text::phase_table(rec, phases)
-            );
-        }
-    }
+    store.import_records(session, &records)?;
+    out!("{}", phase_tables(&records));
     outln!(
         "imported {} run(s) of wake phases from {} ({}) as {}",
         records.len(),
