@@ -244,6 +244,9 @@ pub fn under_recorded(
     Ok(UnderRecorded::Decided(Box::new(decided)))
 }
 
+/// The bound of a design `compare --sequential` records, in sessions or boots a side.
+pub const COMPARE_MAX_UNITS: u32 = 20;
+
 /// The design `compare --sequential` looks at `base` and `new` with: their `recorded`
 /// one (a usage error when `asked` would change it), else one made now from `options`,
 /// with the default δ of the labels' clock and, since nobody declared how many sessions

@@ -51,9 +51,6 @@ pub struct CompareArgs {
     pub db: DbArgs,
 }
 
-/// The bound of a design `compare --sequential` records, in sessions or boots a side.
-const DEFAULT_MAX_UNITS: u32 = 20;
-
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
     if args.sequential {
@@ -102,7 +99,7 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
     };
     let mut store = args.db.open_existing()?;
     let (labels, asked) = ((args.base.as_str(), new.as_str()), asked_design(args));
-    let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
+    let max_units = args.max_units.unwrap_or(sequential::COMPARE_MAX_UNITS) as usize;
     let command_line = session::command_line();
     let made = (command_line.as_str(), session::unix_now_ns());
     let (report, kept) =
