@@ -211,6 +211,42 @@ pub fn decided_and_fixed(
     Ok((look, fixed))
 }
 
+/// How `compare BASE NEW` answers two labels a sequential design may have been
+/// recorded for (`ab` or `vm-ab --until-decided`, `compare --sequential`).
+#[derive(Debug)]
+pub enum UnderRecorded {
+    /// No design is recorded for them: the fixed design's verdict alone.
+    NoDesign,
+    /// One is, but what was asked only the fixed design gives (another design among
+    /// it): its verdict, with a word that the recorded design's is another.
+    FixedOnly(RecordedDesign),
+    /// The sequential rule's verdict, as it was when they ran, and the fixed design's
+    /// report of the same units for its diagnostics ([`decided_and_fixed`]).
+    Decided(Box<(SequentialReport, crate::CompareReport)>),
+}
+
+/// `base` and `new` under their recorded design, if any, for a compare that asks
+/// `asked` of it, and asks what only the fixed design gives when `fixed_only`.
+pub fn under_recorded(
+    store: &Store,
+    labels: (&str, &str),
+    (asked, fixed_only): (AskedDesign, bool),
+    options: crate::ReportOptions,
+    machines: &crate::Machines,
+) -> Result<UnderRecorded, AnalysisError> {
+    let Some(recorded) = store.sequential_design(labels.0, labels.1)? else {
+        return Ok(UnderRecorded::NoDesign);
+    };
+    if fixed_only || !asked.changes(&recorded.design.options).is_empty() {
+        return Ok(UnderRecorded::FixedOnly(recorded));
+    }
+    let decided = decided_and_fixed(store, labels, recorded, options, machines)?;
+    Ok(UnderRecorded::Decided(Box::new(decided)))
+}
+
+/// The bound of a design `compare --sequential` records, in sessions or boots a side.
+pub const COMPARE_MAX_UNITS: u32 = 20;
+
 /// The design `compare --sequential` looks at `base` and `new` with: their `recorded`
 /// one (a usage error when `asked` would change it), else one made now from `options`,
 /// with the default δ of the labels' clock and, since nobody declared how many sessions

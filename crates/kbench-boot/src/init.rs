@@ -23,12 +23,22 @@ pub enum InitError {
     /// outside it).
     #[error("the guest's modules: {0}")]
     Initramfs(crate::InitramfsError),
+    /// An `--add` that is not `SRC:DEST`.
+    #[error("--add wants SRC:DEST, got {0:?}")]
+    AddSpec(String),
+    /// An `--add` file the image cannot take where it was to go.
+    #[error("--add {}:{dest}: {problem}", src.display())]
+    Add {
+        src: PathBuf,
+        dest: String,
+        problem: crate::InitramfsError,
+    },
 }
 
 impl InitError {
     /// Whether the user can fix it by giving another file (exit status 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, InitError::Unreadable { .. } | InitError::NotStatic(_))
+        !matches!(self, InitError::CurrentExe(_) | InitError::Initramfs(_))
     }
 }
 
@@ -77,4 +87,49 @@ pub fn static_init_image(
         }
     }
     Ok(image)
+}
+
+/// Each `--add SRC:DEST`, split at its first colon, both halves non-empty: all are
+/// parsed before any file is read, so that a typo fails first.
+pub fn parse_additions(specs: &[String]) -> Result<Vec<(PathBuf, String)>, InitError> {
+    let parse = |spec: &String| match spec.split_once(':') {
+        Some((src, dest)) if !src.is_empty() && !dest.is_empty() => {
+            Ok((PathBuf::from(src), dest.to_string()))
+        }
+        _ => Err(InitError::AddSpec(spec.clone())),
+    };
+    specs.iter().map(parse).collect()
+}
+
+/// Puts each file of `additions` in `image` at its place, keeping its permission bits.
+pub fn add_files(
+    image: &mut Initramfs,
+    additions: Vec<(PathBuf, String)>,
+) -> Result<(), InitError> {
+    use std::os::unix::fs::PermissionsExt;
+    for (src, dest) in additions {
+        let data = read_file(&src)?;
+        let unreadable = |source| InitError::Unreadable {
+            path: src.clone(),
+            source,
+        };
+        let mode = std::fs::metadata(&src)
+            .map_err(unreadable)?
+            .permissions()
+            .mode();
+        if let Err(problem) = image.add_file(&dest, data, mode) {
+            return Err(InitError::Add { src, dest, problem });
+        }
+    }
+    Ok(())
+}
+
+/// The warning for a dynamically linked /init, which dies at once: the kernel finds
+/// no loader in the image and panics with "No working init found". Better said now
+/// than at boot.
+pub fn dynamic_warning(path: &Path, init: &[u8]) -> Option<String> {
+    (needs_interpreter(init) == Some(true)).then(|| format!(
+        "kbench: warning: {} is dynamically linked and will not run as /init; build a static one with scripts/build-static.sh",
+        path.display()
+    ))
 }

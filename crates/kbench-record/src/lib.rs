@@ -16,6 +16,7 @@
 //! - [`sequential`]: a sequential comparison's design and its looks, as stored;
 //! - [`stored`]: a run as the store keeps it ([`StoredRun`], its [`Value`]s), whatever
 //!   produced it (the runner, an importer, a guest's console), with [`RawJson`].
+pub mod civil;
 pub mod clock;
 pub mod environment;
 pub mod events;

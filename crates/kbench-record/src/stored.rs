@@ -29,6 +29,26 @@ pub struct NewSession {
     pub uuid: Option<String>,
 }
 
+impl NewSession {
+    /// This session as the one of a file measured elsewhere (`kbench import`,
+    /// `import-trace`): its source, with the hash of its content that refuses the same
+    /// file twice, and without this machine's boot and environment, which do not
+    /// describe it.
+    pub fn measured_elsewhere(self, file: &str, format: &str, text: &str) -> NewSession {
+        let content_hash = format!("{:016x}", crate::fnv1a(text.as_bytes()));
+        NewSession {
+            source: Some(ImportSource {
+                file: file.to_string(),
+                format: format.to_string(),
+                content_hash: Some(content_hash),
+            }),
+            boot_id: None,
+            environment: None,
+            ..self
+        }
+    }
+}
+
 /// Where an imported session came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportSource {

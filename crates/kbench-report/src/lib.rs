@@ -10,6 +10,7 @@ pub mod history;
 pub mod html;
 pub mod list;
 pub mod plausible;
+pub mod push;
 pub mod run;
 pub mod sequential;
 pub mod show;

@@ -22,6 +22,33 @@ use kbench_store::Store;
 use kbench_workloads::measure::unix_now_ns;
 use std::time::Duration;
 
+/// The labels of an A/B's two sides: those `given`, else `ab-<unix seconds>-a` and
+/// `-b`; each a valid label, and the two different.
+pub fn side_labels(given: [Option<&str>; 2]) -> Result<[String; 2], RunnerError> {
+    let stamp = unix_now_ns() / 1_000_000_000;
+    let [a, b] = [(given[0], 'a'), (given[1], 'b')]
+        .map(|(label, side)| label.map_or_else(|| format!("ab-{stamp}-{side}"), str::to_string));
+    for label in [&a, &b] {
+        kbench_store::check_label(label).map_err(|e| RunnerError::Usage(e.to_string()))?;
+    }
+    if a == b {
+        return Err(RunnerError::Usage(
+            "the two sides need different labels".into(),
+        ));
+    }
+    Ok([a, b])
+}
+
+/// Which host's runs the verdict of an A/B reads: those of the machine its `session`
+/// ran on, whatever else the labels hold.
+pub fn verdict_machines(session: &kbench_store::NewSession) -> kbench_analysis::Machines {
+    let machine = kbench_store::machine_with_id(session.environment.as_ref());
+    machine.map_or(
+        kbench_analysis::Machines::Same,
+        kbench_analysis::Machines::Only,
+    )
+}
+
 /// One side of an A/B: a workload spec or a shell command.
 pub enum AbCommand {
     Workload(WorkloadSpec),

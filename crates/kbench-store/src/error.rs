@@ -12,6 +12,10 @@ pub enum StoreError {
     /// The file is not a kbench database, or is from a newer kbench: the user's input.
     #[error("{0}")]
     Unusable(String),
+    /// What the user asked to store would count runs twice, or holds none (an import
+    /// of a file or session already there): theirs, and the text says which.
+    #[error("{0}")]
+    Refused(String),
     /// A read-only, full or locked database is the user's ([`StoreError::is_usage`]),
     /// and its text says which.
     #[error("{}", sqlite_message(.0))]
@@ -51,7 +55,7 @@ impl StoreError {
     /// (exit status 2), rather than a fault of kbench or of the database itself.
     pub fn is_usage(&self) -> bool {
         match self {
-            StoreError::Unusable(_) => true,
+            StoreError::Unusable(_) | StoreError::Refused(_) => true,
             StoreError::Sqlite(e) => is_read_only(e) || is_disk_full(e) || is_busy(e),
             #[cfg(feature = "postgres")]
             StoreError::Postgres(e) => {

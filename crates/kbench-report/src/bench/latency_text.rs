@@ -45,6 +45,14 @@ pub fn render_latency(record: &RunRecord) -> String {
     out
 }
 
+/// The [`phase_table`] of each record that traced its wake phases, one after another.
+pub fn phase_tables(records: &[RunRecord]) -> String {
+    let traced = records
+        .iter()
+        .filter_map(|r| Some((r, r.wake_phases.as_ref()?)));
+    traced.map(|(r, phases)| phase_table(r, phases)).collect()
+}
+
 /// The traced wake phases: how many wakes were followed and by which path, why the
 /// others were not, and p50/p90/p99 of each phase in the order they happen.
 pub fn phase_table(record: &RunRecord, phases: &WakePhases) -> String {

@@ -9,6 +9,7 @@
 //! what they touch, each file an `impl Store` of its own.
 mod calibrations;
 mod handle;
+mod imports;
 mod kernel_configs;
 mod labels;
 mod runs;

@@ -83,14 +83,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         return usage("--runs must be at least 1");
     }
     let options = args.verdict.options()?;
-    let stamp = session::unix_now_ns() / 1_000_000_000;
-    let label_a = (args.label_a.clone()).unwrap_or_else(|| format!("ab-{stamp}-a"));
-    let label_b = (args.label_b.clone()).unwrap_or_else(|| format!("ab-{stamp}-b"));
-    session::check_label(&label_a)?;
-    session::check_label(&label_b)?;
-    if label_a == label_b {
-        return usage("the two sides need different labels");
-    }
+    let [label_a, label_b] = ab::side_labels([args.label_a.as_deref(), args.label_b.as_deref()])?;
     let sides = [AbCommand::parse(&args.a)?, AbCommand::parse(&args.b)?];
     let cpus = resolve_optional_cpus(args.cpus.as_deref())?;
     let timeout = run_timeout(args.run_timeout)?;
@@ -104,11 +97,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         })
     };
     let sessions = [session_of(&label_a)?, session_of(&label_b)?];
-    // Its verdict is of this machine's runs, whatever else the labels hold.
-    let machines = kbench_store::machine_with_id(sessions[0].environment.as_ref()).map_or(
-        kbench_analysis::Machines::Same,
-        kbench_analysis::Machines::Only,
-    );
+    let machines = ab::verdict_machines(&sessions[0]);
     let seq = options_of_report(&options, args.max_runs as usize, DeclaredMaximum, Wall);
     // The rule is checked before a session begins: a bad bound leaves nothing behind.
     let mut driver = match args.until_decided {

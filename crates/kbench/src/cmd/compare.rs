@@ -4,7 +4,7 @@ use crate::output::write_stdout;
 use crate::session::{self, DbArgs};
 use crate::verdict::{self, HostChoiceArgs, VerdictArgs};
 use kbench_analysis::plausible::{parse_savings, plausible_of};
-use kbench_analysis::sequential::{self, AskedDesign};
+use kbench_analysis::sequential::{self, AskedDesign, UnderRecorded};
 use kbench_analysis::FailOn;
 use kbench_report::compare::Layout;
 use kbench_report::format::Format;
@@ -50,9 +50,6 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub db: DbArgs,
 }
-
-/// The bound of a design `compare --sequential` records, in sessions or boots a side.
-const DEFAULT_MAX_UNITS: u32 = 20;
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     let options = args.verdict.options()?;
@@ -102,7 +99,7 @@ fn sequential(args: &CompareArgs, options: &kbench_analysis::ReportOptions) -> a
     };
     let mut store = args.db.open_existing()?;
     let (labels, asked) = ((args.base.as_str(), new.as_str()), asked_design(args));
-    let max_units = args.max_units.unwrap_or(DEFAULT_MAX_UNITS) as usize;
+    let max_units = args.max_units.unwrap_or(sequential::COMPARE_MAX_UNITS) as usize;
     let command_line = session::command_line();
     let made = (command_line.as_str(), session::unix_now_ns());
     let (report, kept) =
@@ -137,26 +134,24 @@ fn decided_sequentially(
     let [new] = args.new.as_slice() else {
         return Ok(None);
     };
-    let Some(recorded) = store.sequential_design(&args.base, new)? else {
-        return Ok(None);
-    };
-    let design = recorded.design.options;
-    let other_design = !asked_design(args).changes(&design).is_empty();
-    let fixed_only = other_design
-        || args.full
+    let fixed_only = args.full
         || args.fail_on.is_some()
         || !args.saving.is_empty()
         || args.hosts.machine.is_some()
         || args.hosts.across_machines
         || !matches!(args.format, Format::Text | Format::Json);
-    if fixed_only {
-        errln!("{}", fixed_only_notice(&args.base, new, &recorded));
-        return Ok(None);
-    }
-    let labels = (args.base.as_str(), new.as_str());
+    let (labels, asked) = ((args.base.as_str(), new.as_str()), asked_design(args));
     let machines = args.hosts.choice();
-    let (look, fixed) =
-        sequential::decided_and_fixed(store, labels, recorded, *options, &machines)?;
-    verdict::print_decided(Some(&look), &fixed, args.format, Layout::Compact)?;
-    Ok(Some(0))
+    match sequential::under_recorded(store, labels, (asked, fixed_only), *options, &machines)? {
+        UnderRecorded::NoDesign => Ok(None),
+        UnderRecorded::FixedOnly(recorded) => {
+            errln!("{}", fixed_only_notice(&args.base, new, &recorded));
+            Ok(None)
+        }
+        UnderRecorded::Decided(decided) => {
+            let (look, fixed) = *decided;
+            verdict::print_decided(Some(&look), &fixed, args.format, Layout::Compact)?;
+            Ok(Some(0))
+        }
+    }
 }

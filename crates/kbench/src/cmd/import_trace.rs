@@ -5,9 +5,8 @@
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_import::trace::TraceImportError;
-use kbench_store::{ImportSource, NewSession, SessionWithRuns};
+use kbench_report::bench::latency_text::phase_tables;
 use kbench_trace::Selection;
-use std::collections::BTreeMap;
 
 #[derive(Debug, clap::Args)]
 pub struct ImportTraceArgs {
@@ -41,38 +40,11 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
     let format = trace.format.as_str();
     let records = trace.records;
     let mut store = args.db.open()?;
-    let content_hash = format!("{:016x}", kbench_import::fnv1a(text.as_bytes()));
-    if store.has_source_content(&args.label, &content_hash)? {
-        return usage(format!(
-            "{}: already imported into label {}; importing it again would count its wakes twice",
-            args.file, args.label
-        ));
-    }
-    let session = imported_session(&args, format, content_hash);
-    let runs = records
-        .iter()
-        .enumerate()
-        .map(|(i, rec)| kbench_record::stored_run(rec, i as u32, false, None, String::new()))
-        .collect();
-    let ended_unix_ns = Some(session.started_unix_ns);
-    store.insert_sessions(
-        &[SessionWithRuns {
-            session,
-            ended_unix_ns,
-            runs,
-            summaries: Vec::new(),
-            kernel_config_hash: None,
-        }],
-        &BTreeMap::new(),
-    )?;
-    for rec in &records {
-        if let Some(phases) = &rec.wake_phases {
-            out!(
-                "{}",
-                kbench_report::bench::latency_text::phase_table(rec, phases)
-            );
-        }
-    }
+    let session = session::new_session(&args.label, "import", None);
+    let session = session.measured_elsewhere(&args.file, format, &text);
+    store.refuse_imported(&session, "wakes")?;
+    store.import_records(session, &records)?;
+    out!("{}", phase_tables(&records));
     outln!(
         "imported {} run(s) of wake phases from {} ({}) as {}",
         records.len(),
@@ -81,19 +53,4 @@ pub fn run(args: ImportTraceArgs) -> anyhow::Result<i32> {
         args.label
     );
     Ok(0)
-}
-
-/// The session of an imported trace: measured elsewhere, so without this machine's
-/// boot and environment.
-fn imported_session(args: &ImportTraceArgs, format: &str, content_hash: String) -> NewSession {
-    NewSession {
-        source: Some(ImportSource {
-            file: args.file.clone(),
-            format: format.to_string(),
-            content_hash: Some(content_hash),
-        }),
-        boot_id: None,
-        environment: None,
-        ..session::new_session(&args.label, "import", None)
-    }
 }

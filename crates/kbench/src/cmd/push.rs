@@ -2,8 +2,7 @@
 //! SQLite, a host's after vm-ab) to a shared one (a lab's PostgreSQL).
 use crate::error::usage;
 use crate::session::{self, DbArgs};
-use kbench_store::push::{push, PushCounts};
-use kbench_store::Store;
+use kbench_store::push::push;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -61,38 +60,9 @@ pub fn run(args: PushArgs) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     match result {
         Ok(done) => {
-            outln!("{}", summary(&done, &to));
+            outln!("{}", kbench_report::push::summary(&done, to.path()));
             Ok(0)
         }
-        Err(stopped) => {
-            let why = stopped.error;
-            usage(format!(
-                "push to {} stopped after {} of {} sessions ({} runs copied): {why}; \
-                 the same push run again copies the rest",
-                to.path().display(),
-                stopped.done.sessions_copied
-                    + stopped.done.sessions_present
-                    + stopped.done.sessions_unended,
-                stopped.sessions,
-                stopped.done.runs_copied
-            ))
-        }
+        Err(stopped) => usage(kbench_report::push::stopped(&stopped, to.path())),
     }
-}
-
-fn summary(done: &PushCounts, to: &Store) -> String {
-    let mut line = format!(
-        "pushed {} sessions ({} runs) to {}; {} were there already",
-        done.sessions_copied,
-        done.runs_copied,
-        to.path().display(),
-        done.sessions_present
-    );
-    if done.sessions_unended > 0 {
-        line.push_str(&format!(
-            "; {} not ended were left (still running, or killed: --include-unended pushes them)",
-            done.sessions_unended
-        ));
-    }
-    line
 }
