@@ -5,7 +5,7 @@
 //! namespace, and the namespace says which kernel it booted. [`kbench_import::lava`]
 //! reads the log; the caller judges and stores each boot ([`StoreBoot`]) as it comes.
 use crate::stored::{BootTarget, HostView};
-use kbench_console::lava::Side;
+use kbench_console::lava::KernelSide;
 use kbench_import::lava::{console_text, read_lava_job, LavaJob};
 use kbench_record::{Clock, KernelSource};
 
@@ -75,7 +75,7 @@ impl<'a> ImportLabels<'a> {
 /// What an import stored, as its last line says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BootsImported {
-    Capture {
+    ConsoleCapture {
         label: String,
         boots: usize,
         failed: usize,
@@ -91,7 +91,9 @@ impl BootsImported {
     /// The boots that failed.
     pub fn failed(&self) -> usize {
         match self {
-            BootsImported::Capture { failed, .. } | BootsImported::Job { failed, .. } => *failed,
+            BootsImported::ConsoleCapture { failed, .. } | BootsImported::Job { failed, .. } => {
+                *failed
+            }
         }
     }
 }
@@ -99,7 +101,7 @@ impl BootsImported {
 impl std::fmt::Display for BootsImported {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BootsImported::Capture {
+            BootsImported::ConsoleCapture {
                 label,
                 boots,
                 failed,
@@ -132,7 +134,7 @@ struct CapturedBoot {
 /// The boots of a board's serial capture (or of a LAVA log's `target` lines), read and
 /// checked, not judged yet.
 #[derive(Debug, Clone)]
-pub struct Capture {
+pub struct ConsoleCapture {
     boots: Vec<CapturedBoot>,
     death_before: Option<String>,
     replayed: Vec<String>,
@@ -157,10 +159,10 @@ fn death_in(text: &str) -> Option<String> {
     Some(panic.to_string())
 }
 
-impl Capture {
+impl ConsoleCapture {
     /// The boots of the capture `text` (named `log_name`); a `kbench lava-job` job's
     /// log, or a log without kbench's records, is refused.
-    pub fn read(log_name: &str, text: &str) -> Result<Capture, ConsoleImportError> {
+    pub fn read(log_name: &str, text: &str) -> Result<ConsoleCapture, ConsoleImportError> {
         if read_lava_job(text).is_some() {
             // Its boots share one nonce: read as one capture they would be one broken boot.
             return Err(ConsoleImportError::JobLogUnderOneLabel {
@@ -179,7 +181,7 @@ impl Capture {
             log: boot.judged_text().to_string(),
             death_after: death_in(boot.after_end()),
         });
-        Ok(Capture {
+        Ok(ConsoleCapture {
             boots: boots.collect(),
             death_before: death_in(split.head),
             replayed: split.replayed.clone(),
@@ -220,7 +222,7 @@ impl Capture {
                 "kbench import-console: lines of boot {nonce} appear again after another boot's (a serial line replaying old output); they were not read again"
             );
         }
-        Ok(BootsImported::Capture {
+        Ok(BootsImported::ConsoleCapture {
             label: label.to_string(),
             boots,
             failed,
@@ -258,7 +260,7 @@ pub fn import_ab_job(
     let mut per_side = [0usize; 2];
     let mut failed = 0;
     for boot in &job.boots {
-        let side = usize::from(boot.side == Side::B);
+        let side = usize::from(boot.side == KernelSide::B);
         per_side[side] += 1;
         let host = HostView {
             failure: boot.repeats.as_ref().map(|first| {
@@ -319,7 +321,8 @@ mod tests {
 
     #[test]
     fn a_log_without_records_is_refused_and_a_summary_counts_both_sides() {
-        let refused = Capture::read("board.log", "[    0.0] Linux version 6.1\n").unwrap_err();
+        let refused =
+            ConsoleCapture::read("board.log", "[    0.0] Linux version 6.1\n").unwrap_err();
         assert_eq!(
             refused.to_string(),
             "board.log: no kbench console records in it"

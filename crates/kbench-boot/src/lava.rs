@@ -2,7 +2,7 @@
 //! kbench as the initramfs /init (`kbench lava-job`). LAVA schedules the boots and
 //! keeps the console; kbench does not become a scheduler. Which LAVA page documents
 //! each key: docs/boot-ab.md, "Boards: LAVA".
-use kbench_console::lava::{namespace, Side};
+use kbench_console::lava::{namespace, KernelSide};
 use kbench_console::{line_start, Kind, READY_LINE};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -60,7 +60,7 @@ impl JobRequest {
     pub fn notice(&self, nonce: &str) -> String {
         let order: Vec<&str> = kbench_runner::scheduler::abba(self.boots)
             .into_iter()
-            .map(|side| Side::of_index(side).letter())
+            .map(|side| KernelSide::of_index(side).letter())
             .collect();
         format!(
             "kbench lava-job: {} boots on {} in the order {}, session nonce {nonce}\n\
@@ -152,9 +152,9 @@ pub fn job_definition(request: &JobRequest, nonce: &str) -> Result<JobDefinition
         Some(_) => return usage_error(format!("--job-name: 1 to {MAX_JOB_NAME} characters")),
         None => default_job_name(request),
     };
-    let boots: Vec<Side> = kbench_runner::scheduler::abba(request.boots)
+    let boots: Vec<KernelSide> = kbench_runner::scheduler::abba(request.boots)
         .into_iter()
-        .map(Side::of_index)
+        .map(KernelSide::of_index)
         .collect();
     let mut actions = Vec::with_capacity(3 * boots.len());
     for (index, &side) in boots.iter().enumerate() {
@@ -297,7 +297,7 @@ fn kernel_args(request: &JobRequest, nonce: &str) -> Result<String, LavaJobError
     Ok(words.join(" "))
 }
 
-fn metadata(request: &JobRequest, nonce: &str, boots: &[Side]) -> BTreeMap<String, String> {
+fn metadata(request: &JobRequest, nonce: &str, boots: &[KernelSide]) -> BTreeMap<String, String> {
     let order: Vec<&str> = boots.iter().map(|s| s.letter()).collect();
     BTreeMap::from([
         ("kbench.label-a".to_string(), request.label_a.clone()),
@@ -310,10 +310,15 @@ fn metadata(request: &JobRequest, nonce: &str, boots: &[Side]) -> BTreeMap<Strin
 
 /// One boot: download its kernel (and device tree) with the initramfs, boot it with the
 /// device type's `ramdisk` u-boot commands, and watch its console for kbench's lines.
-fn boot_actions(request: &JobRequest, namespace: &str, side: Side, nonce: &str) -> [Action; 3] {
+fn boot_actions(
+    request: &JobRequest,
+    namespace: &str,
+    side: KernelSide,
+    nonce: &str,
+) -> [Action; 3] {
     let (kernel, dtb) = match side {
-        Side::A => (&request.kernel_a, &request.dtb_a),
-        Side::B => (&request.kernel_b, &request.dtb_b),
+        KernelSide::A => (&request.kernel_a, &request.dtb_a),
+        KernelSide::B => (&request.kernel_b, &request.dtb_b),
     };
     [
         Action::Deploy(Deploy {
@@ -336,7 +341,7 @@ fn boot_actions(request: &JobRequest, namespace: &str, side: Side, nonce: &str) 
                 install_overlay: false,
             },
         }),
-        Action::Boot(Boot {
+        Action::Boot(BootAction {
             namespace: namespace.to_string(),
             timeout: Timeout::minutes(request.boot_timeout_minutes),
             method: "u-boot",
@@ -442,7 +447,7 @@ pub struct Context {
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Deploy(Deploy),
-    Boot(Boot),
+    Boot(BootAction),
     Test(Test),
 }
 
@@ -481,7 +486,7 @@ pub struct Ramdisk {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Boot {
+pub struct BootAction {
     namespace: String,
     timeout: Timeout,
     method: &'static str,

@@ -3,24 +3,24 @@
 
 /// One of the two kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub enum KernelSide {
     A,
     B,
 }
 
-impl Side {
+impl KernelSide {
     pub fn letter(self) -> &'static str {
         match self {
-            Side::A => "a",
-            Side::B => "b",
+            KernelSide::A => "a",
+            KernelSide::B => "b",
         }
     }
 
     /// Side 0 is A, any other B.
-    pub fn of_index(side: usize) -> Side {
+    pub fn of_index(side: usize) -> KernelSide {
         match side {
-            0 => Side::A,
-            _ => Side::B,
+            0 => KernelSide::A,
+            _ => KernelSide::B,
         }
     }
 }
@@ -28,20 +28,20 @@ impl Side {
 /// The LAVA namespace of the `index`-th boot (from 0): it ties the boot's deploy, boot
 /// and test actions together, and in the job's log it says which kernel a console line
 /// came from, since every boot shares one kernel command line.
-pub fn namespace(index: usize, side: Side) -> String {
+pub fn namespace(index: usize, side: KernelSide) -> String {
     format!("kbench-{:02}-{}", index + 1, side.letter())
 }
 
 /// The kernel of a namespace [`namespace`] wrote; None for any other namespace.
-pub fn namespace_side(namespace: &str) -> Option<Side> {
+pub fn namespace_side(namespace: &str) -> Option<KernelSide> {
     let rest = namespace.strip_prefix("kbench-")?;
     let (number, letter) = rest.split_once('-')?;
     if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     match letter {
-        "a" => Some(Side::A),
-        "b" => Some(Side::B),
+        "a" => Some(KernelSide::A),
+        "b" => Some(KernelSide::B),
         _ => None,
     }
 }
@@ -52,7 +52,7 @@ mod tests {
 
     #[test]
     fn namespaces_name_the_boot_and_its_kernel() {
-        let sides = [Side::A, Side::B, Side::B, Side::A];
+        let sides = [KernelSide::A, KernelSide::B, KernelSide::B, KernelSide::A];
         let names: Vec<String> = sides
             .iter()
             .enumerate()

@@ -2,7 +2,7 @@
 //! for kbench's boots: the console lines of a serial capture, or the boots of a
 //! `kbench lava-job` job, each with the kernel its namespace names. Pure: the binary's
 //! `import-console` stores what these return.
-use kbench_console::lava::{namespace_side, Side};
+use kbench_console::lava::{namespace_side, KernelSide};
 use std::borrow::Cow;
 
 /// The boots of a `kbench lava-job` job, as its log holds them.
@@ -49,7 +49,7 @@ pub struct LavaBoot {
     /// `kbench-NN-a` or `kbench-NN-b`.
     pub namespace: String,
     /// The kernel its namespace names.
-    pub side: Side,
+    pub side: KernelSide,
     pub console: String,
     /// The namespace of an earlier boot whose boot id this boot's BEGIN names again: a
     /// replay of that boot's results, not a boot of its own.
@@ -322,15 +322,15 @@ mod tests {
         ]
         .concat();
         let boots = lava_job_boots(&log);
-        let seen: Vec<(&str, Side, &str)> = boots
+        let seen: Vec<(&str, KernelSide, &str)> = boots
             .iter()
             .map(|b| (b.namespace.as_str(), b.side, b.console.as_str()))
             .collect();
         assert_eq!(
             seen,
             [
-                ("kbench-01-a", Side::A, "first\nsecond\n"),
-                ("kbench-02-b", Side::B, "third\nfourth\n"),
+                ("kbench-01-a", KernelSide::A, "first\nsecond\n"),
+                ("kbench-02-b", KernelSide::B, "third\nfourth\n"),
             ]
         );
         assert_eq!(

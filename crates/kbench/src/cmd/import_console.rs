@@ -4,7 +4,9 @@ use crate::args::checked_commit;
 use crate::boots::{config_sha256, store_boot};
 use crate::error::usage;
 use crate::session::{self, DbArgs};
-use kbench_boot::imported::{import_ab_job, read_ab_job, Capture, CaptureKernel, ImportLabels};
+use kbench_boot::imported::{
+    import_ab_job, read_ab_job, CaptureKernel, ConsoleCapture, ImportLabels,
+};
 use kbench_record::KernelSource;
 use std::path::PathBuf;
 
@@ -59,7 +61,7 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
     let done = match labels {
         ImportLabels::One(label) => {
             let commit = commit("--commit", &args.commit)?;
-            let capture = Capture::read(&log, &text)?;
+            let capture = ConsoleCapture::read(&log, &text)?;
             let kernel = CaptureKernel {
                 expected_release: args.kernel_release.as_deref().unwrap_or(""),
                 config_sha256: config_sha256.as_deref(),
