@@ -78,7 +78,7 @@ pub fn kernel_from_path(path: &Path) -> Result<KernelImage, DebError> {
         let release = bzimage_release(&bytes).unwrap_or_default();
         return Ok(bare_image(release, bytes));
     }
-    if image_arch(&bytes) == Some(Arch::Arm64) {
+    if image_arch(&bytes) == Some(ImageArch::Arm64) {
         return Ok(bare_image(String::new(), bytes));
     }
     Err(DebError::NotAKernel)
@@ -86,34 +86,34 @@ pub fn kernel_from_path(path: &Path) -> Result<KernelImage, DebError> {
 
 /// What a kernel image boots on, which decides the qemu binary and machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arch {
+pub enum ImageArch {
     X86_64,
     Arm64,
 }
 
-impl Arch {
+impl ImageArch {
     pub fn as_str(self) -> &'static str {
         match self {
-            Arch::X86_64 => "x86_64",
-            Arch::Arm64 => "arm64",
+            ImageArch::X86_64 => "x86_64",
+            ImageArch::Arm64 => "arm64",
         }
     }
 }
 
 impl KernelImage {
-    pub fn arch(&self) -> Option<Arch> {
+    pub fn arch(&self) -> Option<ImageArch> {
         image_arch(&self.kernel)
     }
 }
 
 /// A bzImage is x86; an arm64 Image has its magic in the header, and Debian ships it
 /// gzipped as vmlinuz (qemu loads it so), so the header is looked for inside too.
-fn image_arch(image: &[u8]) -> Option<Arch> {
+fn image_arch(image: &[u8]) -> Option<ImageArch> {
     if has_magic(image, BZIMAGE_MAGIC_OFFSET, BZIMAGE_MAGIC) {
-        return Some(Arch::X86_64);
+        return Some(ImageArch::X86_64);
     }
     if has_magic(image, ARM64_MAGIC_OFFSET, ARM64_MAGIC) {
-        return Some(Arch::Arm64);
+        return Some(ImageArch::Arm64);
     }
     if image.starts_with(&[0x1f, 0x8b]) {
         let mut header = Vec::with_capacity(ARM64_MAGIC_OFFSET + ARM64_MAGIC.len());
@@ -122,7 +122,7 @@ fn image_arch(image: &[u8]) -> Option<Arch> {
             .take(wanted)
             .read_to_end(&mut header);
         if has_magic(&header, ARM64_MAGIC_OFFSET, ARM64_MAGIC) {
-            return Some(Arch::Arm64);
+            return Some(ImageArch::Arm64);
         }
     }
     None

@@ -2,7 +2,7 @@
 //! time, each returned as a judged [`Boot`]: the runner's unit of a boot, which its
 //! scheduler hands to a sink (the store) and its stop rule. One [`QemuExecutor`] per
 //! side makes `vm-ab` and a bisection the one scheduler with ABBA order.
-use crate::deb::{kernel_from_path, Arch, KernelImage};
+use crate::deb::{kernel_from_path, ImageArch, KernelImage};
 use crate::init::InitError;
 use crate::qemu::{
     self, AccelChoice, BootFiles, BootKernel, BootRun, Deadlines, QemuSetup, Step, Watch,
@@ -75,7 +75,7 @@ pub struct MachineConfig {
 pub struct BootSide {
     pub label: String,
     pub image: KernelImage,
-    pub arch: Arch,
+    pub arch: ImageArch,
     pub kernel_path: PathBuf,
     /// Its own command line words, after those of every side.
     pub own_words: Vec<String>,

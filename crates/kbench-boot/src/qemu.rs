@@ -1,7 +1,7 @@
 //! qemu for a boot of `kbench vm-ab`: its command line, the accelerator and why, and
 //! the watch over one boot's output with its deadlines. Starting and stopping the
 //! process is the caller's, with its rules for children (one that dies with kbench).
-use crate::deb::Arch;
+use crate::deb::ImageArch;
 use kbench_console::{Kind, RESULTS_PORT};
 use kbench_record::Clock;
 use std::path::{Path, PathBuf};
@@ -78,17 +78,17 @@ impl BootFiles {
     }
 }
 
-fn console_arg(arch: Arch) -> &'static str {
+fn console_arg(arch: ImageArch) -> &'static str {
     match arch {
-        Arch::X86_64 => "console=ttyS0",
-        Arch::Arm64 => "console=ttyAMA0",
+        ImageArch::X86_64 => "console=ttyS0",
+        ImageArch::Arm64 => "console=ttyAMA0",
     }
 }
 
 /// One side's kernel as qemu boots it.
 #[derive(Debug, Clone, Copy)]
 pub struct BootKernel<'a> {
-    pub arch: Arch,
+    pub arch: ImageArch,
     /// The image file qemu loads (`-kernel`).
     pub image: &'a Path,
     /// The side's own command line words (`--kernel-arg-a`, `-b`), last: where a word
@@ -123,21 +123,21 @@ pub const COUNTED_ARM64_CPU: &str = "max,pauth-impdef=on";
 /// The qemu binary and machine of an architecture, and its CPU: `cpu`, else under KVM
 /// the host's, else the most capable one TCG emulates ([`COUNTED_X86_CPU`] counted).
 fn machine_args<'a>(
-    arch: Arch,
+    arch: ImageArch,
     accel: &str,
     cpu: Option<&'a str>,
     clock: Clock,
 ) -> (&'static str, Vec<&'a str>) {
     let kvm = accel == "kvm";
     let tcg_cpu = match (arch, clock) {
-        (Arch::X86_64, Clock::Instructions) => COUNTED_X86_CPU,
-        (Arch::Arm64, Clock::Instructions) => COUNTED_ARM64_CPU,
+        (ImageArch::X86_64, Clock::Instructions) => COUNTED_X86_CPU,
+        (ImageArch::Arm64, Clock::Instructions) => COUNTED_ARM64_CPU,
         _ => "max",
     };
     let cpu = cpu.unwrap_or(if kvm { "host" } else { tcg_cpu });
     match arch {
-        Arch::X86_64 => ("qemu-system-x86_64", vec!["-cpu", cpu]),
-        Arch::Arm64 => (
+        ImageArch::X86_64 => ("qemu-system-x86_64", vec!["-cpu", cpu]),
+        ImageArch::Arm64 => (
             "qemu-system-aarch64",
             vec![
                 "-M",
@@ -227,7 +227,11 @@ pub struct AccelChoice {
 /// else `None`: a /dev/kvm that answers is not enough, since a nested KVM can create
 /// a VM whose kernel then never prints a line (this project's CI machines), so the
 /// caller probes with [`kvm_probe_command`] and decides with [`accel_after_probe`].
-pub fn accel_without_probe_needed(asked: &str, arch: Arch, clock: Clock) -> Option<AccelChoice> {
+pub fn accel_without_probe_needed(
+    asked: &str,
+    arch: ImageArch,
+    clock: Clock,
+) -> Option<AccelChoice> {
     if clock == Clock::Instructions {
         return Some(AccelChoice {
             accel: "tcg".into(),
@@ -262,7 +266,7 @@ fn tcg(why: String) -> AccelChoice {
 
 /// A boot of the kernel itself under KVM, without an initramfs, to the panic it
 /// reaches when it finds no root; its console goes to `log`.
-pub fn kvm_probe_command(setup: &QemuSetup, arch: Arch, kernel: &Path, log: &Path) -> Command {
+pub fn kvm_probe_command(setup: &QemuSetup, arch: ImageArch, kernel: &Path, log: &Path) -> Command {
     let (default_qemu, machine) = machine_args(arch, "kvm", setup.cpu.as_deref(), Clock::Wall);
     let mut cmd = Command::new(setup.qemu.as_deref().unwrap_or(default_qemu));
     cmd.args(["-accel", "kvm"])
@@ -310,15 +314,15 @@ pub fn accel_after_probe(
 }
 
 /// Whether KVM could run a kernel of `arch` here at all.
-fn runs_natively(arch: Arch) -> bool {
+fn runs_natively(arch: ImageArch) -> bool {
     matches!(
         (arch, std::env::consts::ARCH),
-        (Arch::X86_64, "x86_64") | (Arch::Arm64, "aarch64")
+        (ImageArch::X86_64, "x86_64") | (ImageArch::Arm64, "aarch64")
     )
 }
 
 /// What `--dry-run` shows for `auto`, which runs no probe.
-pub fn accel_for_dry_run(asked: &str, arch: Arch, clock: Clock) -> String {
+pub fn accel_for_dry_run(asked: &str, arch: ImageArch, clock: Clock) -> String {
     if clock == Clock::Instructions {
         return "tcg".into();
     }
@@ -479,7 +483,7 @@ mod tests {
         };
         let own = vec!["pti=on".to_string()];
         let kernel = BootKernel {
-            arch: Arch::X86_64,
+            arch: ImageArch::X86_64,
             image: Path::new("vmlinuz"),
             own_words: &own,
         };
@@ -514,7 +518,7 @@ mod tests {
             clock: Clock::Instructions,
         };
         let files = BootFiles::in_dir(Path::new("/tmp"), 0, false);
-        let words_of = |setup: &QemuSetup, arch: Arch| {
+        let words_of = |setup: &QemuSetup, arch: ImageArch| {
             let kernel = BootKernel {
                 arch,
                 image: Path::new("Image"),
@@ -524,26 +528,26 @@ mod tests {
             words(&cmd)
         };
         let has = |words: &[String], pair: [&str; 2]| words.windows(2).any(|w| w == pair);
-        let arm64 = words_of(&setup, Arch::Arm64);
+        let arm64 = words_of(&setup, ImageArch::Arm64);
         assert!(has(&arm64, ["-icount", "shift=0,sleep=off"]), "{arm64:?}");
         assert!(has(&arm64, ["-device", "virtio-rng-pci"]), "{arm64:?}");
         assert!(has(&arm64, ["-cpu", COUNTED_ARM64_CPU]), "{arm64:?}");
         // An x86 guest counts on a CPU without cmpxchg16b, unless one is named.
-        let x86 = words_of(&setup, Arch::X86_64);
+        let x86 = words_of(&setup, ImageArch::X86_64);
         assert!(has(&x86, ["-cpu", COUNTED_X86_CPU]), "{x86:?}");
         setup.cpu = Some("Skylake-Client".into());
-        let named = words_of(&setup, Arch::X86_64);
+        let named = words_of(&setup, ImageArch::X86_64);
         assert!(has(&named, ["-cpu", "Skylake-Client"]), "{named:?}");
         // Whatever was asked, a counted clock is TCG's.
         for asked in ["auto", "kvm", "tcg"] {
-            let choice = accel_without_probe_needed(asked, Arch::X86_64, Clock::Instructions);
+            let choice = accel_without_probe_needed(asked, ImageArch::X86_64, Clock::Instructions);
             assert_eq!(choice.map(|c| c.accel).as_deref(), Some("tcg"));
-            let dry = accel_for_dry_run(asked, Arch::X86_64, Clock::Instructions);
+            let dry = accel_for_dry_run(asked, ImageArch::X86_64, Clock::Instructions);
             assert_eq!(dry, "tcg");
         }
         setup.cpu = None;
         setup.clock = Clock::Wall;
-        let timed = words_of(&setup, Arch::X86_64);
+        let timed = words_of(&setup, ImageArch::X86_64);
         assert!(!timed
             .iter()
             .any(|w| w == "-icount" || w == "virtio-rng-pci"));

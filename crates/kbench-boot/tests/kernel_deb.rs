@@ -57,7 +57,7 @@ fn real_debs_give_kernel_release_and_config() {
             deb.display()
         );
         assert_eq!(&image.kernel[0x202..0x206], b"HdrS", "{}", deb.display());
-        assert_eq!(image.arch(), Some(kbench_boot::deb::Arch::X86_64));
+        assert_eq!(image.arch(), Some(kbench_boot::deb::ImageArch::X86_64));
         let config = image.config.expect("a config");
         assert!(config.contains("CONFIG_"), "{}", deb.display());
         // The guest's modules, decompressed from the package's .ko.xz, virtio_blk
@@ -136,7 +136,11 @@ fn an_arm64_image_is_known_bare_and_gzipped_as_debian_ships_it() {
         let path = dir.path().join(name);
         std::fs::write(&path, &bytes).unwrap();
         let read = kernel_from_path(&path).unwrap();
-        assert_eq!(read.arch(), Some(kbench_boot::deb::Arch::Arm64), "{name}");
+        assert_eq!(
+            read.arch(),
+            Some(kbench_boot::deb::ImageArch::Arm64),
+            "{name}"
+        );
         assert_eq!(read.kernel, bytes, "{name}: loaded as is");
     }
     let path = dir.path().join("zeros");
