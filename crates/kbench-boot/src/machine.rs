@@ -5,7 +5,7 @@
 use crate::deb::{kernel_from_path, ImageArch, KernelImage};
 use crate::init::InitError;
 use crate::qemu::{
-    self, AccelChoice, BootFiles, BootKernel, BootRun, Deadlines, QemuSetup, Step, Watch,
+    self, AccelChoice, BootFiles, BootKernel, BootRun, Deadlines, QemuSetup, Watch, WatchStep,
     WATCH_INTERVAL,
 };
 use crate::stored::{boot_notice, BootTarget, HostView, JudgedBoot};
@@ -418,8 +418,8 @@ fn boot_once(
             return Ok(run);
         }
         match watch.look(files, nonce, deadlines) {
-            Step::Wait => std::thread::sleep(WATCH_INTERVAL),
-            Step::Stop { failure, note } => {
+            WatchStep::Wait => std::thread::sleep(WATCH_INTERVAL),
+            WatchStep::Stop { failure, note } => {
                 run.notes.extend(note);
                 kbench_runner::child::stop(&mut child);
                 run.failure = failure;

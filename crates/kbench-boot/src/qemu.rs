@@ -359,7 +359,7 @@ pub const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// What the watch says after a look at a running qemu.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Step {
+pub enum WatchStep {
     /// Look again after [`WATCH_INTERVAL`].
     Wait,
     /// Stop qemu: the boot failed with `failure`, or it is done with a `note`.
@@ -392,9 +392,9 @@ impl Watch {
 
     /// Reads what the boot wrote since the last look, and says whether a deadline
     /// passed: no BEGIN, no END, or no exit after END.
-    pub fn look(&mut self, files: &BootFiles, nonce: &str, deadlines: Deadlines) -> Step {
+    pub fn look(&mut self, files: &BootFiles, nonce: &str, deadlines: Deadlines) -> WatchStep {
         self.read(files, nonce);
-        let stop = |failure, note| Step::Stop { failure, note };
+        let stop = |failure, note| WatchStep::Stop { failure, note };
         match self.ended_at {
             Some(ended) if ended.elapsed() >= deadlines.exit => stop(
                 None,
@@ -403,7 +403,7 @@ impl Watch {
                     deadlines.exit.as_secs()
                 )),
             ),
-            Some(_) => Step::Wait,
+            Some(_) => WatchStep::Wait,
             None if !self.begun && self.started.elapsed() >= deadlines.begin => stop(
                 Some(format!(
                     "no BEGIN from kbench within {} s of qemu's start",
@@ -418,7 +418,7 @@ impl Watch {
                 )),
                 None,
             ),
-            None => Step::Wait,
+            None => WatchStep::Wait,
         }
     }
 

@@ -15,7 +15,7 @@
 //! by percentile (the difference of quantiles is not the quantile of differences).
 use crate::clock::{self, now_ns, spin_until_ns};
 use crate::cpus;
-use crate::ipiaccount::{IpiAccounting, IpiSnapshot, Region};
+use crate::ipiaccount::{IpiAccounting, IpiRegion, IpiSnapshot};
 use crate::latency::{LatencyRecorder, LatencySeries};
 use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
 use crate::perfopt::{OptKind, OptSpec, Parsed};
@@ -306,7 +306,7 @@ fn timed_phase(p: &Params, root: &Sysroot, label: &str) -> Result<Phase, String>
     }
     let elapsed = stopwatch.stop();
     let after = IpiSnapshot::take(root);
-    let region = Region {
+    let region = IpiRegion {
         label,
         per: "iteration",
         ops: u64::from(p.iterations),

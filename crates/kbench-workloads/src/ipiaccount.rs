@@ -30,7 +30,7 @@ impl IpiSnapshot {
     pub fn account(
         &self,
         later: &IpiSnapshot,
-        region: Region<'_>,
+        region: IpiRegion<'_>,
         cpus: &[(u32, &str)],
     ) -> Option<IpiAccounting> {
         let delta = self.0.as_ref()?.delta(later.0.as_ref()?);
@@ -135,7 +135,7 @@ impl ClosedIpiWindow {
     /// the region `timed_region`.
     pub fn account(&self, per: &str, ops: u64, cpus: &[(u32, String)]) -> Option<IpiAccounting> {
         let roles: Vec<(u32, &str)> = cpus.iter().map(|(c, r)| (*c, r.as_str())).collect();
-        let region = Region {
+        let region = IpiRegion {
             label: "timed_region",
             per,
             ops,
@@ -223,7 +223,7 @@ impl SoftirqWindow {
 
 /// Names a timed region for [`IpiSnapshot::account`].
 #[derive(Debug, Clone, Copy)]
-pub struct Region<'a> {
+pub struct IpiRegion<'a> {
     pub label: &'a str,
     pub per: &'a str,
     pub ops: u64,
@@ -250,7 +250,7 @@ mod tests {
     fn deltas_split_by_kind_and_divide_by_ops() {
         let before = IpiSnapshot(Some(Interrupts::parse(BEFORE)));
         let after = IpiSnapshot(Some(Interrupts::parse(AFTER)));
-        let region = Region {
+        let region = IpiRegion {
             label: "wakes",
             per: "wake",
             ops: 1000,
@@ -310,7 +310,7 @@ mod tests {
         let before_with_tick = IpiSnapshot(Some(Interrupts::parse(&format!(
             "{BEFORE}LOC:        400        100   Local timer interrupts\n"
         ))));
-        let region = Region {
+        let region = IpiRegion {
             label: "timed_region",
             per: "loop",
             ops: 200,
@@ -368,7 +368,7 @@ mod tests {
 
     #[test]
     fn unreadable_interrupts_give_no_accounting() {
-        let region = Region {
+        let region = IpiRegion {
             label: "x",
             per: "wake",
             ops: 0,

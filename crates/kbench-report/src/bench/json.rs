@@ -2,9 +2,9 @@
 use super::RunFormat;
 use kbench_record::RunRecord;
 
-pub struct JsonFormat;
+pub struct RunJsonFormat;
 
-impl RunFormat for JsonFormat {
+impl RunFormat for RunJsonFormat {
     fn banner(&self, _workload_key: &str) -> Option<String> {
         None
     }

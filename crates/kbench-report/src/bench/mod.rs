@@ -12,7 +12,7 @@ pub mod perf_numbers;
 mod simple;
 
 pub use default::DefaultFormat;
-pub use json::JsonFormat;
+pub use json::RunJsonFormat;
 pub use simple::SimpleFormat;
 
 use kbench_record::RunRecord;
@@ -33,7 +33,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn RunFormat>> {
     match name {
         "default" => Some(Box::new(DefaultFormat)),
         "simple" => Some(Box::new(SimpleFormat)),
-        "json" => Some(Box::new(JsonFormat)),
+        "json" => Some(Box::new(RunJsonFormat)),
         _ => None,
     }
 }

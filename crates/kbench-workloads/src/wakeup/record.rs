@@ -4,7 +4,7 @@ use super::params::{Mode, Params};
 use super::threads::{SideLog, WakerLog, HOG_SLOT, WAKEE_SLOT, WAKER_SLOT};
 use super::WORKLOAD;
 use crate::clock;
-use crate::ipiaccount::Region;
+use crate::ipiaccount::IpiRegion;
 use crate::latency::LatencyRecorder;
 use crate::shared::SharedStats;
 use crate::waketrace::TracedPhases;
@@ -98,7 +98,7 @@ pub(super) fn build_record(
         ..RunRecord::default()
     }
     .with_per_op(valid);
-    let region = Region {
+    let region = IpiRegion {
         label: "wakes",
         per: if p.mode == Mode::PingPong {
             "round_trip"
