@@ -5,7 +5,7 @@
 use html5ever::tendril::TendrilSink;
 use kbench_analysis::plots::{LatencyCurves, PlotData, RunPoint, SideSpread, WorkloadPlot};
 use kbench_report::compare::{CompareReport, RowKind, SideName};
-use kbench_report::html::{render, Comparison};
+use kbench_report::html::{render, PageComparison};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 use std::path::PathBuf;
 
@@ -115,7 +115,7 @@ fn plot(base: &[f64], new: &[f64], unit: &str) -> WorkloadPlot {
 }
 
 fn page(report: &CompareReport, plots: &PlotData) -> String {
-    render(&[Comparison { report, plots }])
+    render(&[PageComparison { report, plots }])
 }
 
 fn parse(html: &str) -> RcDom {

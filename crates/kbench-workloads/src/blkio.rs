@@ -23,7 +23,7 @@ use crate::events::PerOp;
 use crate::ipiaccount::SoftirqWindow;
 use crate::latency::LatencyRecorder;
 use crate::measure::{RegionEnd, TimedRegion};
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::SharedStats;
 use crate::{cpus, no_check, Instruments, RunRecord, Workload, WorkloadError};
 use rand::{Rng, SeedableRng};
@@ -205,7 +205,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed) -> Result<Self, WorkloadError> {
+    pub fn from_parsed(parsed: &ParsedOptions) -> Result<Self, WorkloadError> {
         let text = |long: &str, default: &str| {
             parsed
                 .str(long)
@@ -303,13 +303,13 @@ fn size_option(long: &str, text: &str) -> Result<u64, WorkloadError> {
     })
 }
 
-fn validate(parsed: &Parsed) -> Result<(), String> {
+fn validate(parsed: &ParsedOptions) -> Result<(), String> {
     Params::from_parsed(parsed)
         .map(drop)
         .map_err(|e| e.to_string())
 }
 
-fn run_parsed(parsed: &Parsed, _: Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(parsed: &ParsedOptions, _: Instruments) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed)?)
 }
 

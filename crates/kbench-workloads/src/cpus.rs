@@ -50,7 +50,7 @@ pub fn partner_cpu(cpu: u32, allowed: &[u32]) -> Option<u32> {
 
 /// The CPU of option `--long`, if given, checked against `allowed`.
 pub fn given_cpu(
-    parsed: &crate::perfopt::Parsed,
+    parsed: &crate::perfopt::ParsedOptions,
     long: &str,
     allowed: &[u32],
 ) -> Result<Option<u32>, WorkloadError> {

@@ -18,7 +18,7 @@ use crate::cpus;
 use crate::ipiaccount::{IpiAccounting, IpiRegion, IpiSnapshot};
 use crate::latency::{LatencyRecorder, LatencySeries};
 use crate::measure::{Elapsed, Stopwatch, UsageSnapshot};
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::SharedStats;
 use crate::wakeup::bounded;
 use crate::{no_check, RunRecord, Workload, WorkloadError};
@@ -101,7 +101,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed) -> Result<Self, WorkloadError> {
+    pub fn from_parsed(parsed: &ParsedOptions) -> Result<Self, WorkloadError> {
         let (sender_cpu, target_cpu) = resolve_cpus(parsed)?;
         Ok(Self {
             sender_cpu,
@@ -130,7 +130,7 @@ impl Params {
     }
 }
 
-fn resolve_cpus(parsed: &Parsed) -> Result<(u32, u32), WorkloadError> {
+fn resolve_cpus(parsed: &ParsedOptions) -> Result<(u32, u32), WorkloadError> {
     let allowed = cpus::allowed_cpus()?;
     let given = (
         cpus::given_cpu(parsed, "sender-cpu", &allowed)?,
@@ -145,13 +145,13 @@ fn resolve_cpus(parsed: &Parsed) -> Result<(u32, u32), WorkloadError> {
     Ok((sender, target))
 }
 
-fn validate(parsed: &Parsed) -> Result<(), String> {
+fn validate(parsed: &ParsedOptions) -> Result<(), String> {
     Params::from_parsed(parsed)
         .map(drop)
         .map_err(|e| e.to_string())
 }
 
-fn run_parsed(parsed: &Parsed, _: crate::Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(parsed: &ParsedOptions, _: crate::Instruments) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed)?)
 }
 

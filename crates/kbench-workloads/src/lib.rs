@@ -36,7 +36,7 @@ pub use record::{RunRecord, RusageDelta, TaskCpus};
 // `eprintln!` that never panics, kbench-term's, as `crate::errln!` here.
 pub(crate) use kbench_term::errln;
 
-use perfopt::{OptSpec, Parsed};
+use perfopt::{OptSpec, ParsedOptions};
 
 /// Why a run produced no record.
 #[derive(Debug, thiserror::Error)]
@@ -95,14 +95,14 @@ pub struct Workload {
     /// kbench's additions do not, so `sched all` prints what perf prints.
     pub in_perf_all: bool,
     /// Checks done at parse time, as perf's option callbacks do.
-    pub check: fn(&Parsed) -> Result<(), OptionProblem>,
+    pub check: fn(&ParsedOptions) -> Result<(), OptionProblem>,
     /// Checks the values as `run` would, without running: lets `kbench run` refuse a
     /// bad spec before it starts a session.
-    pub validate: fn(&Parsed) -> Result<(), String>,
+    pub validate: fn(&ParsedOptions) -> Result<(), String>,
     /// Whether it can count perf_event_open counters over its run (`--counters`).
     pub takes_counters: bool,
     /// Runs once with the given options (defaults for those absent).
-    pub run: fn(&Parsed, Instruments) -> Result<RunRecord, WorkloadError>,
+    pub run: fn(&ParsedOptions, Instruments) -> Result<RunRecord, WorkloadError>,
 }
 
 impl Workload {
@@ -118,12 +118,12 @@ impl Workload {
 }
 
 /// No checks beyond the option parser's.
-pub fn no_validate(_: &Parsed) -> Result<(), String> {
+pub fn no_validate(_: &ParsedOptions) -> Result<(), String> {
     Ok(())
 }
 
 /// No parse-time checks.
-pub fn no_check(_: &Parsed) -> Result<(), OptionProblem> {
+pub fn no_check(_: &ParsedOptions) -> Result<(), OptionProblem> {
     Ok(())
 }
 

@@ -12,7 +12,7 @@
 use crate::counters::RunCounters;
 use crate::events::PerOp;
 use crate::measure::{RegionEnd, TimedRegion};
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
 use crate::{no_check, preflight, Instruments, RunRecord, Workload, WorkloadError};
@@ -86,7 +86,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed, instruments: Instruments) -> Self {
+    pub fn from_parsed(parsed: &ParsedOptions, instruments: Instruments) -> Self {
         Self {
             groups: parsed.uint("group").unwrap_or(10),
             loops: parsed.uint("nr_loops").unwrap_or(100),
@@ -130,7 +130,10 @@ impl Params {
     }
 }
 
-fn run_parsed(parsed: &Parsed, instruments: Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(
+    parsed: &ParsedOptions,
+    instruments: Instruments,
+) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed, instruments))
 }
 

@@ -18,7 +18,7 @@ use crate::events::PerOp;
 use crate::ipiaccount::SoftirqWindow;
 use crate::latency::LatencyRecorder;
 use crate::measure::{RegionEnd, TimedRegion};
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::SharedStats;
 use crate::workers::{self, Exit};
 use crate::{Instruments, RunRecord, Workload, WorkloadError};
@@ -97,7 +97,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed) -> Result<Self, WorkloadError> {
+    pub fn from_parsed(parsed: &ParsedOptions) -> Result<Self, WorkloadError> {
         let bounded = crate::wakeup::bounded;
         let peer = parsed.str("peer").flatten();
         let placement = crate::placement::requested(parsed);
@@ -143,13 +143,13 @@ impl Params {
     }
 }
 
-fn validate(parsed: &Parsed) -> Result<(), String> {
+fn validate(parsed: &ParsedOptions) -> Result<(), String> {
     Params::from_parsed(parsed)
         .map(drop)
         .map_err(|e| e.to_string())
 }
 
-fn run_parsed(parsed: &Parsed, _: Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(parsed: &ParsedOptions, _: Instruments) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed)?)
 }
 

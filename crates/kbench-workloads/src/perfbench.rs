@@ -3,7 +3,7 @@
 //! benchmark the words after them name, and kbench's options taken back out of the words
 //! after the benchmark name, where the workload's perf-compatible parser must not see
 //! them. What is printed is kbench-report's (`bench`).
-use crate::perfopt::{OptKind, OptSpec, OptValue, Parsed, Parser};
+use crate::perfopt::{OptKind, OptSpec, OptValue, ParsedOptions, Parser};
 use crate::{Instruments, Workload, WorkloadError};
 
 static COMMON_OPTIONS: &[OptSpec] = &[
@@ -114,7 +114,7 @@ impl BenchChoices {
     /// The choices among perf's common options; `is_format` says whether a `-f` format
     /// is known.
     pub fn before_name(
-        parsed: &Parsed,
+        parsed: &ParsedOptions,
         is_format: impl Fn(&str) -> bool,
     ) -> Result<Self, WorkloadError> {
         let cpus = parsed
@@ -178,7 +178,7 @@ impl BenchChoices {
 }
 
 fn output_format(
-    parsed: &Parsed,
+    parsed: &ParsedOptions,
     is_format: impl Fn(&str) -> bool,
 ) -> Result<String, WorkloadError> {
     if parsed.uint("repeat") == Some(0) {

@@ -27,7 +27,7 @@
 //! - perf sometimes reads past the end of a word (`--no`, `-h ''`); the
 //!   following words are used as perf's memory layout would give them, and
 //!   the environment beyond them is taken to match nothing;
-//! - words after `--` go to [`Parsed::after_double_dash`], not `rest`;
+//! - words after `--` go to [`ParsedOptions::after_double_dash`], not `rest`;
 //! - switches are characters, not bytes, so non-ASCII input never splits a
 //!   UTF-8 sequence (perf would print a partial byte).
 
@@ -95,7 +95,7 @@ pub enum OptValue {
 
 /// The result of a successful parse.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Parsed {
+pub struct ParsedOptions {
     /// Every option given, as (long name, value), in command-line order.
     /// An option given twice appears twice; the accessors return the last.
     pub values: Vec<(&'static str, OptValue)>,
@@ -111,7 +111,7 @@ pub struct Parsed {
     pub after_double_dash: Vec<String>,
 }
 
-impl Parsed {
+impl ParsedOptions {
     /// The last value given for `long`, of any kind.
     pub fn last(&self, long: &str) -> Option<&OptValue> {
         self.values
@@ -271,7 +271,7 @@ enum LongMatch<'w> {
 
 impl<'a> Parser<'a> {
     /// Parses `args` (without the program or benchmark name) as perf would.
-    pub fn parse(&self, args: &[String]) -> Result<Parsed, ParseExit> {
+    pub fn parse(&self, args: &[String]) -> Result<ParsedOptions, ParseExit> {
         self.parse_with_check(args, |_, _| Ok(()))
     }
 
@@ -285,12 +285,12 @@ impl<'a> Parser<'a> {
         &self,
         args: &[String],
         check: impl FnMut(&'static str, &OptValue) -> Result<(), String>,
-    ) -> Result<Parsed, ParseExit> {
+    ) -> Result<ParsedOptions, ParseExit> {
         let mut run = Run {
             parser: self,
             args,
             pos: 0,
-            parsed: Parsed::default(),
+            parsed: ParsedOptions::default(),
             check,
         };
         match run.words() {
@@ -459,7 +459,7 @@ struct Run<'p, 'w, F> {
     parser: &'p Parser<'p>,
     args: &'w [String],
     pos: usize,
-    parsed: Parsed,
+    parsed: ParsedOptions,
     check: F,
 }
 

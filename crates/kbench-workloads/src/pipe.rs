@@ -20,7 +20,7 @@
 use crate::counters::RunCounters;
 use crate::events::PerOp;
 use crate::measure::{RegionEnd, TimedRegion};
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::{SharedStats, TaskSlot};
 use crate::workers::{self, Exit};
 use crate::{cgroup, Instruments, OptionProblem, RunRecord, Workload, WorkloadError};
@@ -121,7 +121,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed, instruments: Instruments) -> Self {
+    pub fn from_parsed(parsed: &ParsedOptions, instruments: Instruments) -> Self {
         Self {
             loops: parsed.int("loop").unwrap_or(DEFAULT_LOOPS),
             threaded: parsed.bool("threaded").unwrap_or(false),
@@ -175,7 +175,7 @@ impl Params {
 
 /// perf takes `-l 0` or a count past i32 (read as -1) and prints a negative time per
 /// op; a run stored with one would poison every comparison.
-fn at_least_one_loop(parsed: &Parsed) -> Result<(), String> {
+fn at_least_one_loop(parsed: &ParsedOptions) -> Result<(), String> {
     match parsed.int("loop") {
         Some(loops) if loops < 1 => Err(format!(
             "-l {loops}: kbench runs at least one loop (a count past {} reads as -1)",
@@ -190,13 +190,13 @@ fn split_cgroups(value: &str) -> Option<(String, String)> {
     Some((send.to_string(), recv.to_string()))
 }
 
-fn check_options(parsed: &Parsed) -> Result<(), OptionProblem> {
+fn check_options(parsed: &ParsedOptions) -> Result<(), OptionProblem> {
     check_cgroups(parsed)?;
     crate::placement::check(parsed)
 }
 
 /// perf rejects a `-G` value without a comma while parsing.
-fn check_cgroups(parsed: &Parsed) -> Result<(), OptionProblem> {
+fn check_cgroups(parsed: &ParsedOptions) -> Result<(), OptionProblem> {
     match parsed.str("cgroups").flatten() {
         Some(value) if !value.contains(',') => Err(OptionProblem {
             long: "cgroups",
@@ -206,7 +206,10 @@ fn check_cgroups(parsed: &Parsed) -> Result<(), OptionProblem> {
     }
 }
 
-fn run_parsed(parsed: &Parsed, instruments: Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(
+    parsed: &ParsedOptions,
+    instruments: Instruments,
+) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed, instruments))
 }
 

@@ -1,6 +1,6 @@
 //! `--placement free|same-cpu|cross-cpu` of the two-task workloads (pipe,
 //! seccomp-notify): kbench's own option; `free` is perf's behaviour and the default.
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::{cpus, OptionProblem, WorkloadError};
 use kbench_record::PlacementRequest;
 
@@ -14,7 +14,7 @@ pub const OPTION: OptSpec = OptSpec {
 };
 
 /// The placement asked for; an unknown name is caught by [`check`] first.
-pub fn requested(parsed: &Parsed) -> PlacementRequest {
+pub fn requested(parsed: &ParsedOptions) -> PlacementRequest {
     parsed
         .str("placement")
         .flatten()
@@ -23,7 +23,7 @@ pub fn requested(parsed: &Parsed) -> PlacementRequest {
 }
 
 /// An unknown placement is an option error, printed as perf prints its own.
-pub fn check(parsed: &Parsed) -> Result<(), OptionProblem> {
+pub fn check(parsed: &ParsedOptions) -> Result<(), OptionProblem> {
     match parsed.str("placement").flatten() {
         Some(name) if PlacementRequest::parse(&name).is_none() => Err(OptionProblem {
             long: "placement",

@@ -21,7 +21,7 @@ use crate::counters::RunCounters;
 use crate::events::PerOp;
 use crate::ipiaccount::IpiWindow;
 use crate::measure::{Stopwatch, UsageSnapshot};
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::SharedStats;
 use crate::workers::{self, Exit};
 use crate::{Instruments, RunRecord, Workload, WorkloadError};
@@ -104,7 +104,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_parsed(parsed: &Parsed, instruments: Instruments) -> Self {
+    pub fn from_parsed(parsed: &ParsedOptions, instruments: Instruments) -> Self {
         Self {
             loops: parsed.u64("loop").unwrap_or(DEFAULT_LOOPS),
             sync_mode: parsed.bool("sync-mode").unwrap_or(false),
@@ -114,7 +114,10 @@ impl Params {
     }
 }
 
-fn run_parsed(parsed: &Parsed, instruments: Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(
+    parsed: &ParsedOptions,
+    instruments: Instruments,
+) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed, instruments))
 }
 

@@ -3,7 +3,7 @@
 //! robustness, and parity with the real `/usr/bin/perf` (skipped when perf is not
 //! installed).
 
-use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, Parsed, Parser};
+use kbench_workloads::perfopt::{OptKind, OptSpec, OptValue, ParseExit, ParsedOptions, Parser};
 use proptest::prelude::*;
 use std::path::Path;
 use std::process::Command;
@@ -156,7 +156,7 @@ fn words(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
-fn ok(parser: &Parser<'_>, args: &[&str]) -> Parsed {
+fn ok(parser: &Parser<'_>, args: &[&str]) -> ParsedOptions {
     match parser.parse(&words(args)) {
         Ok(parsed) => parsed,
         Err(exit) => panic!("{args:?} failed: {exit:?}"),

@@ -15,7 +15,7 @@ use kbench_analysis::plots::PlotData;
 use svg::escape;
 
 /// What a page shows: each comparison against the base, with its plots.
-pub struct Comparison<'a> {
+pub struct PageComparison<'a> {
     pub report: &'a CompareReport,
     pub plots: &'a PlotData,
 }
@@ -71,18 +71,18 @@ pub struct HtmlFormat;
 impl CompareFormat for HtmlFormat {
     fn render(&self, compared: Compared<'_>, _: Layout) -> String {
         let plots = compared.plots();
-        let pages: Vec<Comparison<'_>> = compared
+        let pages: Vec<PageComparison<'_>> = compared
             .reports()
             .iter()
             .zip(&plots)
-            .map(|(report, plots)| Comparison { report, plots })
+            .map(|(report, plots)| PageComparison { report, plots })
             .collect();
         render(&pages)
     }
 }
 
 /// The whole page.
-pub fn render(comparisons: &[Comparison<'_>]) -> String {
+pub fn render(comparisons: &[PageComparison<'_>]) -> String {
     let Some(first) = comparisons.first() else {
         return page("kbench report", "<p>Nothing to compare.</p>");
     };
@@ -177,7 +177,7 @@ fn summary_table(r: &CompareReport) -> String {
     out
 }
 
-fn workloads(c: &Comparison<'_>) -> String {
+fn workloads(c: &PageComparison<'_>) -> String {
     let mut out = String::new();
     for plot in &c.plots.workloads {
         let row = c.report.rows.iter().find(|r| {
@@ -223,7 +223,7 @@ fn list(title: &str, items: &[String]) -> String {
     )
 }
 
-fn tables(comparisons: &[Comparison<'_>]) -> String {
+fn tables(comparisons: &[PageComparison<'_>]) -> String {
     let reports: Vec<CompareReport> = comparisons.iter().map(|c| c.report.clone()).collect();
     let mut out = list("Notes", &table::notes(&reports));
     for r in &reports {

@@ -40,7 +40,7 @@ pub use params::{Mode, Params};
 
 use crate::clock;
 use crate::measure::UsageSnapshot;
-use crate::perfopt::{OptKind, OptSpec, Parsed};
+use crate::perfopt::{OptKind, OptSpec, ParsedOptions};
 use crate::shared::SharedStats;
 use crate::wakechan::{Mech, WakeChannel};
 use crate::waketrace::WakeTrace;
@@ -144,13 +144,13 @@ pub static WORKLOAD: Workload = Workload {
     run: run_parsed,
 };
 
-fn validate(parsed: &Parsed) -> Result<(), String> {
+fn validate(parsed: &ParsedOptions) -> Result<(), String> {
     Params::from_parsed(parsed)
         .map(drop)
         .map_err(|e| e.to_string())
 }
 
-fn run_parsed(parsed: &Parsed, _: crate::Instruments) -> Result<RunRecord, WorkloadError> {
+fn run_parsed(parsed: &ParsedOptions, _: crate::Instruments) -> Result<RunRecord, WorkloadError> {
     run(&Params::from_parsed(parsed)?)
 }
 

@@ -1,7 +1,7 @@
 //! The parameters of a run: options read, defaults resolved (the CPUs from this
 //! process's affinity) and checked, and the schedule of gaps they make.
 use crate::cpus;
-use crate::perfopt::Parsed;
+use crate::perfopt::ParsedOptions;
 use crate::wakechan::Mech;
 use crate::WorkloadError;
 use rand::{Rng, SeedableRng};
@@ -72,7 +72,7 @@ pub struct Params {
 impl Params {
     /// Resolves defaults (CPUs from this process's affinity) and validates; every
     /// user mistake is a one-line [`WorkloadError::Usage`].
-    pub fn from_parsed(parsed: &Parsed) -> Result<Self, WorkloadError> {
+    pub fn from_parsed(parsed: &ParsedOptions) -> Result<Self, WorkloadError> {
         let mode = parse_choice(parsed, "mode", "idle", Mode::parse, Mode::NAMES)?;
         let mech = parse_choice(parsed, "mech", "futex", Mech::parse, Mech::NAMES)?;
         let (waker_cpu, wakee_cpu) = resolve_cpus(parsed, mode)?;
@@ -137,7 +137,7 @@ impl Params {
 
 /// A `Str` option that must name one of a few choices.
 pub(crate) fn parse_choice<T>(
-    parsed: &Parsed,
+    parsed: &ParsedOptions,
     long: &str,
     default: &str,
     parse: fn(&str) -> Option<T>,
@@ -154,7 +154,7 @@ pub(crate) fn parse_choice<T>(
 
 /// An `Int` option within `min..=max`, or its default.
 pub(crate) fn bounded(
-    parsed: &Parsed,
+    parsed: &ParsedOptions,
     long: &str,
     default: i32,
     min: i32,
@@ -172,7 +172,7 @@ pub(crate) fn bounded(
 
 /// The waker and wakee CPUs: as given (checked against the usable CPUs), else the
 /// first usable CPU and a partner that is not its SMT sibling.
-fn resolve_cpus(parsed: &Parsed, mode: Mode) -> Result<(u32, u32), WorkloadError> {
+fn resolve_cpus(parsed: &ParsedOptions, mode: Mode) -> Result<(u32, u32), WorkloadError> {
     let allowed = cpus::allowed_cpus()?;
     let (waker, wakee) = (
         cpus::given_cpu(parsed, "waker-cpu", &allowed)?,
@@ -228,10 +228,10 @@ mod tests {
     use super::*;
     use crate::perfopt::OptValue;
 
-    fn parsed(values: Vec<(&'static str, OptValue)>) -> Parsed {
-        Parsed {
+    fn parsed(values: Vec<(&'static str, OptValue)>) -> ParsedOptions {
+        ParsedOptions {
             values,
-            ..Parsed::default()
+            ..ParsedOptions::default()
         }
     }
 

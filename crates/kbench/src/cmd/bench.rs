@@ -11,7 +11,7 @@
 use crate::error::UsageError;
 use kbench_report::bench::{self as formats, list, RunFormat};
 use kbench_workloads::perfbench::{self, BenchChoices, BenchTarget as Target};
-use kbench_workloads::perfopt::{ParseExit, Parsed, Parser};
+use kbench_workloads::perfopt::{ParseExit, ParsedOptions, Parser};
 use kbench_workloads::{Instruments, Workload};
 
 #[derive(Debug, clap::Args)]
@@ -132,7 +132,7 @@ fn run_all(collection: &str, format: &dyn RunFormat, instruments: Instruments) -
         if let Some(banner) = format.all_banner(&workload.key()) {
             print_out(&banner);
         }
-        match (workload.run)(&Parsed::default(), instruments) {
+        match (workload.run)(&ParsedOptions::default(), instruments) {
             Ok(record) => print_out(&format.render(&record)),
             Err(e) => {
                 errln!("kbench: {}: {e}", workload.key());
