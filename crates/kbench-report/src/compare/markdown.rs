@@ -68,11 +68,11 @@ fn compact(reports: &[CompareReport]) -> String {
             l.base_value
         ));
         for c in &l.cells {
-            let change = |c: &table::Cell| match c.ci.as_str() {
+            let change = |c: &table::TableCell| match c.ci.as_str() {
                 "-" => c.change.clone(),
                 ci => format!("{} {ci}", c.change),
             };
-            let verdict = |c: &table::Cell| {
+            let verdict = |c: &table::TableCell| {
                 format!("{} {}", c.verdict, table::needed_text(c, &levels))
                     .trim_end()
                     .to_string()

@@ -12,7 +12,7 @@ use kbench_stats::{Level, UnitsToSettle, Verdict};
 
 /// One compared label's cell of a line.
 #[derive(Clone)]
-pub struct Cell {
+pub struct TableCell {
     pub new_value: String,
     pub change: String,
     /// `[-2.5, -0.9]`, percent.
@@ -72,7 +72,7 @@ pub struct Line {
     pub split: bool,
     pub base_value: String,
     /// Per compared label; `None` where that comparison lacks the row.
-    pub cells: Vec<Option<Cell>>,
+    pub cells: Vec<Option<TableCell>>,
 }
 
 /// The table and what goes around it.
@@ -179,8 +179,8 @@ pub fn ci_text(row: &CompareRow) -> String {
     format!("[{lo:+.decimals$}, {hi:+.decimals$}]")
 }
 
-fn cell(row: &CompareRow) -> Cell {
-    Cell {
+fn cell(row: &CompareRow) -> TableCell {
+    TableCell {
         new_value: figure(row.median_b),
         change: percent(row.shift_pct),
         ci: ci_text(row),
@@ -285,7 +285,7 @@ impl Table {
 
 /// What would settle a cell: `≈240`, `≈?` (no noise estimate) or `>1000`, with its
 /// unit when the table mixes levels.
-pub fn needed_text(cell: &Cell, levels: &[Level]) -> String {
+pub fn needed_text(cell: &TableCell, levels: &[Level]) -> String {
     let Some((needed, level)) = cell.needed else {
         return String::new();
     };

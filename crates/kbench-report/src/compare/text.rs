@@ -1,7 +1,7 @@
 //! Plain text, at most 80 columns, to paste into an email: one screen by default
 //! (the primary rows as a table, the notes of the rows that have any), every row in
 //! full with `--full`.
-use super::table::{self, Cell, Table};
+use super::table::{self, Table, TableCell};
 use super::{
     change_text, delta_text, design_text, diagnostic_text, metric_text, noise_text,
     not_compared_text, note_text, CompareFormat, CompareReport, CompareRow, Compared, Layout,
@@ -135,7 +135,7 @@ fn columns(t: &Table, detail: Detail) -> Vec<Column> {
         right: true,
     }];
     for (i, label) in t.labels.iter().enumerate() {
-        let text = |l: &table::Line, f: &dyn Fn(&Cell) -> String| {
+        let text = |l: &table::Line, f: &dyn Fn(&TableCell) -> String| {
             l.cells[i].as_ref().map_or("-".into(), f)
         };
         if single {
@@ -149,14 +149,14 @@ fn columns(t: &Table, detail: Detail) -> Vec<Column> {
                 right: true,
             });
         }
-        let change = |c: &Cell| {
+        let change = |c: &TableCell| {
             if detail.ci && c.ci != "-" {
                 format!("{} {}", c.change, c.ci)
             } else {
                 c.change.clone()
             }
         };
-        let verdict = |c: &Cell| {
+        let verdict = |c: &TableCell| {
             let word = if detail.short_verdicts {
                 short_verdict(c.verdict)
             } else {
