@@ -487,7 +487,7 @@ impl FixedAtFirstLook {
 }
 
 /// The newest calibration of the machine both labels ran on, if they ran on one.
-fn same_machine_calibration(
+pub fn same_machine_calibration(
     store: &Store,
     a: &LabelData,
     b: &LabelData,

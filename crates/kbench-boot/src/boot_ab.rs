@@ -5,7 +5,8 @@
 use crate::keep::BootStore;
 use crate::machine::{Boot, BootSide};
 use crate::qemu::{BootFiles, QemuSetup};
-use kbench_analysis::sequential::{SequentialOptions, SequentialReport};
+use kbench_analysis::sequential::{same_machine_calibration, SequentialOptions, SequentialReport};
+use kbench_analysis::{AnalysisError, LabelData};
 use kbench_record::stored::SessionWithRuns;
 use kbench_runner::labels::SayLook;
 use kbench_runner::{
@@ -53,7 +54,17 @@ impl BootAb<'_> {
             let outcomes = scheduler::run(boots(&mut fixed), arms, &mut sink, &mut said)?;
             return Ok((outcomes, None));
         };
-        let looker = LabelLooker::new(self.labels, options, true).saying(say_look);
+        // The labels as stored, read once: their earlier boots count, as in `compare`.
+        let data = self.labels.map(|label| LabelData::load(store, label));
+        let [a, b] = data;
+        let (a, b) = (a.map_err(usage)?, b.map_err(usage)?);
+        let calibration = match options.use_calibration {
+            true => same_machine_calibration(store, &a, &b).map_err(usage)?,
+            false => None,
+        };
+        let looker = LabelLooker::new(self.labels, options, true)
+            .starting_from([a, b], calibration)
+            .saying(say_look);
         let bounds = Bounds {
             max_attempts_per_side: Some(self.boots_a_side),
             max_time,
@@ -126,4 +137,13 @@ pub fn dry_run_commands(
             kbench_runner::child::shell_join(&words)
         })
         .collect()
+}
+
+/// An analysis error met before the first boot, as the runner reports it: the user's
+/// to mend when it says so, else the store's fault as it gave it.
+fn usage(e: AnalysisError) -> RunnerError {
+    match e.is_usage() {
+        true => RunnerError::Usage(e.to_string()),
+        false => RunnerError::Executor(e.into()),
+    }
 }

@@ -13,10 +13,11 @@ use kbench_record::export::config_hash;
 use kbench_record::stored::SessionWithRuns;
 use kbench_record::KernelSource;
 use kbench_runner::{Executor, Failed, HookFailure, RunnerError, Unit};
+use kbench_workloads::measure::unix_now_ns;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Why a machine cannot boot.
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +188,21 @@ impl QemuMachine {
         })
     }
 
+    /// Where a boot of `side` is stored, and what its log must show.
+    fn target<'s>(&'s self, side: &'s BootSide) -> BootTarget<'s> {
+        BootTarget {
+            label: &side.label,
+            expected_release: &side.image.release,
+            accel: Some(&self.accel.accel),
+            kind: &self.config.kind,
+            shared_log: false,
+            kernel_config_sha256: side.config_sha256.as_deref(),
+            command_line: &self.config.command_line,
+            kernel: &side.source,
+            clock: self.config.setup.clock,
+        }
+    }
+
     /// What the reader of this machine's figures should know first: what a TCG
     /// guest's timings measure, or what a counted clock counts.
     pub fn notice(&self) -> Option<&'static str> {
@@ -218,17 +234,7 @@ impl QemuMachine {
             "kbench: boot {}: qemu ran {qemu_wall_s:.1} s, start to exit",
             boot + 1
         );
-        let target = BootTarget {
-            label: &side.label,
-            expected_release: &side.image.release,
-            accel: Some(&self.accel.accel),
-            kind: &self.config.kind,
-            shared_log: false,
-            kernel_config_sha256: side.config_sha256.as_deref(),
-            command_line: &self.config.command_line,
-            kernel: &side.source,
-            clock: setup.clock,
-        };
+        let target = self.target(side);
         let host = HostView {
             failure: run.failure,
             vcpu_pins: run.pins,
@@ -262,7 +268,8 @@ pub struct Boot {
 }
 
 impl Boot {
-    /// A boot stored before, as it was stored.
+    /// A boot stored before, as a resumed bisection replays it: one with no measured
+    /// run counts as failed, as the bisection counted it when it was made.
     pub fn stored(whole: SessionWithRuns) -> Boot {
         let failure = (!whole.runs.iter().any(|r| r.is_measured()))
             .then(|| "stored as a failed boot".to_string());
@@ -327,17 +334,7 @@ impl Executor<Boot> for QemuExecutor<'_> {
             failure: Some(failure.message.clone()),
             ..HostView::default()
         };
-        let target = BootTarget {
-            label: &self.side.label,
-            expected_release: &self.side.image.release,
-            accel: Some(&self.machine.accel.accel),
-            kind: &self.machine.config.kind,
-            shared_log: false,
-            kernel_config_sha256: self.side.config_sha256.as_deref(),
-            command_line: &self.machine.config.command_line,
-            kernel: &self.side.source,
-            clock: self.machine.config.setup.clock,
-        };
+        let target = self.machine.target(self.side);
         Boot {
             judged: JudgedBoot::judge(&target, "", "", &host, unix_now_ns()),
             console_log: String::new(),
@@ -346,12 +343,6 @@ impl Executor<Boot> for QemuExecutor<'_> {
             stored_before: false,
         }
     }
-}
-
-fn unix_now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// `kvm` or `tcg` as asked; for `auto`, KVM when `side`'s kernel boots under it to its

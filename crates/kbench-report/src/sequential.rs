@@ -105,11 +105,10 @@ fn recorded_text(recorded: &RecordedDesign) -> String {
 }
 
 /// The lines a look after `pairs` pairs of boots says: each primary metric's interval
-/// against ±δ so far, after a line saying the time bound ended the boots if it did
-/// (`out_of_time`) before a decision.
+/// against ±δ so far, after a line saying the time bound ended the boots when it closed
+/// what was still open (`out_of_time`).
 pub fn boot_pairs_lines(look: &SequentialReport, pairs: u32, out_of_time: bool) -> Vec<String> {
-    let stopped =
-        (out_of_time && !look.decided()).then(|| "--max-time reached: no more boots".to_string());
+    let stopped = out_of_time.then(|| "--max-time reached: no more boots".to_string());
     let rows = look.rows.iter().map(|row| {
         let metric = format!("{} {}", row.workload, row.metric);
         let line = progress_line(&metric, &row.look, look.options.delta_pct);
@@ -290,5 +289,59 @@ fn answer(report: &SequentialReport) -> String {
         (k, _) => format!(
             "{head}; {k} of them would need more {units} than is practical: shrink the noise (see above)"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::boot_pairs_lines;
+    use kbench_analysis::sequential::{SequentialOptions, SequentialReport, SequentialRow};
+    use kbench_stats::sequential::{self, Boundary, SequentialDesign};
+
+    #[test]
+    fn a_look_the_time_bound_closed_says_so_before_its_rows() {
+        let options = SequentialOptions {
+            alpha: 0.05,
+            delta_pct: 1.0,
+            max_units_per_side: 20,
+            use_calibration: false,
+            boundary: Boundary::DeclaredMaximum,
+        };
+        let design = SequentialDesign {
+            alpha: 0.05,
+            delta_pct: 1.0,
+            max_units_per_side: 20,
+            primaries: 1,
+            higher_is_better: false,
+            boundary: Boundary::DeclaredMaximum,
+        };
+        let mut look = sequential::look(&design, &[0.0, 0.02], &[0.01, 0.0], None);
+        // The bound closed it: undecided, and so final.
+        look.decision = sequential::Decision::Undecided;
+        let report = SequentialReport {
+            base: "a".into(),
+            new: "b".into(),
+            options,
+            alpha_per_row: 0.05,
+            rows: vec![SequentialRow {
+                workload: "sched/pipe".into(),
+                params: String::new(),
+                variant: String::new(),
+                metric: "usecs_per_op".into(),
+                unit: "us/op".into(),
+                higher_is_better: false,
+                level: kbench_stats::Level::Boot,
+                calibrated: false,
+                look,
+            }],
+            recorded: None,
+        };
+        let lines = boot_pairs_lines(&report, 2, true);
+        assert_eq!(lines[0], "--max-time reached: no more boots");
+        assert!(
+            lines[1].starts_with("after 2 boot pairs: sched/pipe usecs_per_op"),
+            "{lines:?}"
+        );
+        assert_eq!(boot_pairs_lines(&report, 2, false).len(), 1);
     }
 }

@@ -1,5 +1,6 @@
 //! The one sequential driver: a stop rule that looks after every block (a pair of runs
-//! in `ab`, a pair of boots in `vm-ab` and a bisection), stops when the look is
+//! in `ab`, a pair of boots in `vm-ab` and a bisection's decisions between two
+//! commits, one boot in a bisection's step), stops when the look is
 //! decided, closes what is still open at the bound (units a side, or time), and hands
 //! each look to the sink to be kept with its design. What a look is (runs as units, a
 //! label's boots, a bisection's step) is a [`Looker`]; the loop is this one.
@@ -23,12 +24,14 @@ pub enum Seen<L> {
     Look(L),
     /// Nothing will come of going on: why, as one line.
     GiveUp(String),
+    /// The units cannot be compared, and the user can mend it: why, as one line.
+    Refuse(String),
 }
 
-/// Why the driver stops with what is open closed, if it does.
+/// The bound that closed what a look left open, if one did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reached {
-    /// Neither bound: more units may come.
+    /// Neither bound closed anything: more units may come, or the look was decided.
     Neither,
     /// Every side has had its units (attempts, failed ones included).
     Units,
@@ -41,7 +44,8 @@ pub trait Looker<M> {
     type Look: Decidable + Clone;
     /// A look at every side's units so far.
     fn look(&mut self, arms: &[ArmOutcome<M>]) -> Seen<Self::Look>;
-    /// Says a look as it is made (a line on stderr per metric).
+    /// Says a look as it is made (a line on stderr per metric); `reached` is the bound
+    /// that closed what it left open, if one did.
     fn say(&self, _look: &Self::Look, _arms: &[ArmOutcome<M>], _reached: Reached) {}
     /// The look as its design's `index`-th record, when the design is recorded.
     fn record(&self, _look: &Self::Look, _index: u64) -> Option<SequentialLook> {
@@ -116,14 +120,21 @@ impl<M, L: Looker<M>> StopRule<M> for SequentialDriver<L, M> {
         let all_arms = || NextBlock::Continue((0..arms.len()).collect());
         let mut look = match self.looker.look(arms) {
             Seen::GiveUp(why) => return NextBlock::GiveUp(why),
+            Seen::Refuse(why) => return NextBlock::Refuse(why),
             Seen::Nothing if reached == Reached::Neither => return all_arms(),
             Seen::Nothing => return NextBlock::Stop,
             Seen::Look(look) => look,
         };
+        // What the bound closed is said as closed by it; a look decided before the
+        // bound was reached is not.
+        let closed_by = match look.decided() {
+            true => Reached::Neither,
+            false => reached,
+        };
         if reached != Reached::Neither {
             look.close_undecided();
         }
-        self.looker.say(&look, arms, reached);
+        self.looker.say(&look, arms, closed_by);
         let index = self.history.len() as u64 + 1;
         self.unkept.extend(self.looker.record(&look, index));
         let stop = look.decided() || reached != Reached::Neither;

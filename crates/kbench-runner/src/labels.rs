@@ -1,9 +1,11 @@
 //! Two labels' sessions as units (each boot of `vm-ab`, or of any other way to boot),
 //! looked at by kbench-analysis's sequential comparison after every block: the looker
-//! the one sequential driver uses for boots. The labels grow by the sessions the
-//! scheduler hands over; nothing is read back from the store.
+//! the one sequential driver uses for boots. The labels, read once before the first
+//! boot, grow by the sessions the scheduler hands over; nothing is read back from the
+//! store between looks.
 use crate::driver::{Decidable, Looker, Reached, Seen};
 use crate::scheduler::ArmOutcome;
+use kbench_analysis::calibration::Calibration;
 use kbench_analysis::sequential::{self, FixedAtFirstLook, SequentialOptions, SequentialReport};
 use kbench_analysis::LabelData;
 use kbench_record::sequential::SequentialLook;
@@ -31,6 +33,8 @@ pub struct LabelLooker {
     /// Sessions of each arm already in `data`.
     taken: [usize; 2],
     fixed: Option<FixedAtFirstLook>,
+    /// This machine's calibration, when the labels had one as they were read.
+    calibration: Option<Calibration>,
     /// Ids of the sessions added, above any a store gives.
     next_session_id: i64,
     say: Option<SayLook>,
@@ -54,10 +58,19 @@ impl LabelLooker {
             data: [empty(labels[0]), empty(labels[1])],
             taken: [0, 0],
             fixed: None,
+            calibration: None,
             next_session_id: FIRST_ADDED_SESSION_ID,
             say: None,
             recorded,
         }
+    }
+
+    /// Starts from the labels as stored (`data`, read once) and the calibration found
+    /// for them: earlier sessions under the labels count, as `compare` counts them.
+    pub fn starting_from(mut self, data: [LabelData; 2], calibration: Option<Calibration>) -> Self {
+        self.data = data;
+        self.calibration = calibration;
+        self
     }
 
     /// Says every look with `say`.
@@ -91,7 +104,16 @@ impl Looker<SessionWithRuns> for LabelLooker {
         }
         self.take_new_sessions(arms);
         let [a, b] = &self.data;
-        let report = sequential::sequential_loaded(a, b, self.options, None, self.fixed.as_ref());
+        // Instructions and times are never compared: labels of two clocks are the
+        // user's to mend.
+        let clocks =
+            kbench_analysis::clock::shared_clock((&a.label, &a.sessions), (&b.label, &b.sessions));
+        if let Err(e) = clocks {
+            return Seen::Refuse(e.to_string());
+        }
+        let calibration = self.calibration.as_ref();
+        let fixed = self.fixed.as_ref();
+        let report = sequential::sequential_loaded(a, b, self.options, calibration, fixed);
         if self.fixed.is_none() {
             self.fixed = FixedAtFirstLook::of_report(&report);
         }

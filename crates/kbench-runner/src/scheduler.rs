@@ -157,6 +157,7 @@ impl<U: Unit> State<'_, '_, U> {
                 NextBlock::Continue(pending) => pending,
                 NextBlock::Stop => return Ok(()),
                 NextBlock::GiveUp(why) => return Err(RunnerError::GaveUp(why)),
+                NextBlock::Refuse(why) => return Err(RunnerError::Usage(why)),
             };
             for arm in blocks.next_block() {
                 if !pending.contains(&arm) {

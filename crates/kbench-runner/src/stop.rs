@@ -12,6 +12,8 @@ pub enum NextBlock {
     Stop,
     /// Nothing will come of going on: why, as one line.
     GiveUp(String),
+    /// The user's to mend, found by a look (labels of two clocks): one line.
+    Refuse(String),
 }
 
 /// A rule for stopping, asked with everything the arms have given so far. The fixed

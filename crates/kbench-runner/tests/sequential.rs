@@ -302,3 +302,47 @@ fn the_driver_closes_at_its_bound_of_units_and_the_sink_keeps_every_look() {
     assert_eq!(last.n_a, 3);
     assert!(driver.history()[..3].iter().all(|l| !l.decision.is_final()));
 }
+
+/// Records the bound each look is said with.
+#[derive(Default)]
+struct SaidWith(std::cell::RefCell<Vec<kbench_runner::Reached>>);
+
+impl kbench_runner::Looker<kbench_runner::MeasuredRun> for SaidWith {
+    type Look = kbench_stats::sequential::Look;
+
+    fn look(&mut self, arms: &[ArmOutcome]) -> kbench_runner::Seen<Self::Look> {
+        NeverDecided.look(arms)
+    }
+
+    fn say(&self, _look: &Self::Look, _arms: &[ArmOutcome], reached: kbench_runner::Reached) {
+        self.0.borrow_mut().push(reached);
+    }
+}
+
+#[test]
+fn a_look_the_time_bound_closes_is_said_as_closed_by_it() {
+    // vm-ab says "--max-time reached" from this: the look was open when the bound came.
+    let bounds = Bounds {
+        max_attempts_per_side: Some(3),
+        max_time: Duration::ZERO,
+    };
+    let mut driver = SequentialDriver::new(SaidWith::default(), bounds);
+    let (mut a, mut b) = (Fake::new(100.0, 0.05, 13), Fake::new(100.0, 0.05, 14));
+    let mut executors: Vec<&mut dyn Executor> = vec![&mut a, &mut b];
+    let schedule = Schedule {
+        order: Order::Abba,
+        warmup: 0,
+        hooks: vec![],
+        stop: &mut driver,
+    };
+    scheduler::run(
+        schedule,
+        &mut executors,
+        &mut LookSink::default(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let said = driver.looker().0.borrow().clone();
+    assert_eq!(said, [kbench_runner::Reached::Time]);
+    assert_eq!(driver.latest().unwrap().decision, Decision::Undecided);
+}

@@ -1,10 +1,11 @@
 //! A bisection to the commit that moved a metric: git bisects in a worktree of its
 //! own, each candidate is built (the user's command, kept in a cache) and booted
 //! under qemu, its boots the units of a decision that holds its error rate at every
-//! look. Every boot goes through the runner's scheduler and is decided by its one
-//! sequential driver; this module owns the state machine between them: good against
-//! bad, the steps, a fresh look at the ends every few steps, and the confirmation of
-//! the first bad commit against its parent.
+//! look. Every boot goes through the runner's scheduler, and every decision between
+//! boots is its one sequential driver's (a fresh boot of each end, every few steps, is
+//! one fixed pair); this module owns the state machine between them: good against
+//! bad, the steps, the fresh look at the ends, and the confirmation of the first bad
+//! commit against its parent.
 //!
 //! Every boot is a session labelled `NAME@COMMIT`, kept by the caller's
 //! [`BootKeeper`], so a resumed bisection replays its decisions from the boots kept
@@ -120,7 +121,7 @@ struct Booter<'a> {
 }
 
 impl Booter<'_> {
-    fn side(&self, label: &str, commit: &str, build: &Build) -> Result<Rc<BootSide>, BisectError> {
+    fn side(&self, label: &str, commit: &str, build: &Build) -> Result<Rc<BootSide>, MachineError> {
         if let Some(side) = self.sides.borrow().get(label) {
             return Ok(side.clone());
         }
@@ -129,7 +130,7 @@ impl Booter<'_> {
             cmdline_words,
         } = build
         else {
-            return Err(BisectError::Usage(format!(
+            return Err(MachineError::Usage(format!(
                 "{}: no build to boot",
                 &commit[..12]
             )));
@@ -152,7 +153,7 @@ impl Booter<'_> {
         Ok(side)
     }
 
-    fn machine(&self, probe: &BootSide) -> Result<&QemuMachine, BisectError> {
+    fn machine(&self, probe: &BootSide) -> Result<&QemuMachine, MachineError> {
         if self.machine.get().is_none() {
             // A bisection's suite needs no scratch disk, so its guests load no modules.
             let started = QemuMachine::start(self.config.clone(), probe, &[], &self.work)?;
@@ -177,17 +178,8 @@ impl Executor<Boot> for CommitBoots<'_, '_> {
             self.booter.reused.set(self.booter.reused.get() + 1);
             return Ok(Boot::stored(whole));
         }
-        let side = self
-            .booter
-            .side(&self.label, &self.commit, &self.build)
-            .map_err(|e| match e {
-                BisectError::Machine(e) => RunnerError::from(e),
-                e => RunnerError::Usage(e.to_string()),
-            })?;
-        let machine = self.booter.machine(&side).map_err(|e| match e {
-            BisectError::Machine(e) => RunnerError::from(e),
-            e => RunnerError::Executor(e.into()),
-        })?;
+        let side = self.booter.side(&self.label, &self.commit, &self.build)?;
+        let machine = self.booter.machine(&side)?;
         let number = self.booter.booted.get() + 1;
         self.booter.events.booting(number, &self.label);
         let boot = machine.boot(&side)?;

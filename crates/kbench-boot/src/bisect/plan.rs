@@ -83,12 +83,38 @@ impl BisectPlan {
                 )))
             }
         };
-        serde_json::from_slice(&text).map_err(|e| {
+        let plan: BisectPlan = serde_json::from_slice(&text).map_err(|e| {
             BisectError::Usage(format!(
                 "{}: not a bisection's saved plan ({e})",
                 path.display()
             ))
-        })
+        })?;
+        plan.check().map_err(|why| {
+            BisectError::Usage(format!(
+                "{}: not a bisection's saved plan ({why})",
+                path.display()
+            ))
+        })?;
+        Ok(plan)
+    }
+
+    /// What the options that made the plan checked, checked again of a plan read
+    /// back: a file edited by hand must not reach the bisection.
+    fn check(&self) -> Result<(), String> {
+        let commit = |c: &str| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit());
+        if !commit(&self.good) || !commit(&self.bad) {
+            return Err("good and bad are not commits".into());
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(format!("α {} is not in (0, 1)", self.alpha));
+        }
+        if !(self.delta_pct >= 0.0 && self.delta_pct.is_finite()) {
+            return Err(format!("δ {} is not a percentage", self.delta_pct));
+        }
+        if self.max_boots_per_step < 2 || self.refresh_every < 1 {
+            return Err("a step's bound is under two boots, or ends are never refreshed".into());
+        }
+        Ok(())
     }
 }
 
