@@ -84,6 +84,19 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// A history in `format`: JSON, the page with a plot of each history, or text for any
+/// other.
+pub fn history_in_format(
+    report: &kbench_analysis::history::HistoryReport,
+    format: Format,
+) -> String {
+    match format {
+        Format::Json => crate::history::json(report),
+        Format::Html => crate::html::history::render(report),
+        _ => crate::history::text(report),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

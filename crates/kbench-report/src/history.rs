@@ -9,16 +9,6 @@ use kbench_analysis::history::{
 /// points is one line, so a lab's hundred kernels still fit a screen.
 pub const LABELS_LISTED: usize = 24;
 
-/// The report in `format`: JSON, the page with a plot of each history, or text for
-/// any other.
-pub fn in_format(report: &HistoryReport, format: crate::format::Format) -> String {
-    match format {
-        crate::format::Format::Json => json(report),
-        crate::format::Format::Html => crate::html::history::render(report),
-        _ => text(report),
-    }
-}
-
 pub fn text(report: &HistoryReport) -> String {
     let o = &report.options;
     let mut out = wrap(

@@ -3,23 +3,7 @@
 use crate::words::wrap;
 use kbench_analysis::plausible::{CostUnit, Explains, PlausibleReport, PlausibleRow};
 
-/// A duration for a reader: `820 ns`, `2.31 us`, `23.4 us`, `1.20 ms`.
-pub fn duration_text(ns: f64) -> String {
-    let (value, unit) = if ns.abs() >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns.abs() >= 1e3 {
-        (ns / 1e3, "us")
-    } else {
-        (ns, "ns")
-    };
-    let digits = match value.abs() {
-        v if v >= 100.0 => 0,
-        v if v >= 10.0 => 1,
-        _ => 2,
-    };
-    let digits = if unit == "ns" { 0 } else { digits };
-    format!("{value:.digits$} {unit}")
-}
+pub use crate::words::duration_text;
 
 /// An op's cost or a saving for a reader: a duration, or counted, `1,531 insns`.
 pub fn cost_text(amount: f64, unit: CostUnit) -> String {

@@ -134,6 +134,24 @@ pub fn wrap(text: &str, indent: &str) -> String {
     out
 }
 
+/// A duration for a reader: `820 ns`, `2.31 us`, `23.4 us`, `1.20 ms`.
+pub fn duration_text(ns: f64) -> String {
+    let (value, unit) = if ns.abs() >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns.abs() >= 1e3 {
+        (ns / 1e3, "us")
+    } else {
+        (ns, "ns")
+    };
+    let digits = match value.abs() {
+        v if v >= 100.0 => 0,
+        v if v >= 10.0 => 1,
+        _ => 2,
+    };
+    let digits = if unit == "ns" { 0 } else { digits };
+    format!("{value:.digits$} {unit}")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

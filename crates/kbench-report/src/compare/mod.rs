@@ -440,7 +440,7 @@ pub fn diagnostic_text(d: &Diagnostic, r: &CompareReport) -> String {
         }
         Diagnostic::WithinResolution { resolution_ns } => format!(
             "the pooled percentiles lie at most one tick of the trace's clock ({}) apart, where its ties decide: no change claimed",
-            crate::plausible::duration_text(*resolution_ns as f64)
+            crate::words::duration_text(*resolution_ns as f64)
         ),
         Diagnostic::FailedRuns { side, count } => format!(
             "{}: {count} failed run(s) excluded and not averaged in",

@@ -73,7 +73,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<i32> {
     if args.format == Format::Html && !cfg!(feature = "html-report") {
         return crate::error::built_without("the HTML report", "history");
     }
-    let text = kbench_report::history::in_format(&report, args.format);
+    let text = kbench_report::format::history_in_format(&report, args.format);
     crate::output::write_page(args.output.as_deref(), &text)?;
     Ok(0)
 }
