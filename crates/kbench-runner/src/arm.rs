@@ -58,6 +58,11 @@ impl Measurement for MeasuredRun {
     }
 }
 
+/// Blocks every arm has had: pairs of units when the blocks are ABBA pairs.
+pub fn blocks_done<M>(arms: &[ArmOutcome<M>]) -> u32 {
+    arms.iter().map(|a| a.attempts).min().unwrap_or(0)
+}
+
 impl<M: Measurement> ArmOutcome<M> {
     /// The primary value of each measured unit that has one, in order.
     pub fn primary_values(&self) -> Vec<f64> {

@@ -202,8 +202,8 @@ impl Decidable for PrimaryStates {
     }
 
     fn close_undecided(&mut self) {
-        for state in self.0.iter_mut().filter(|s| !s.decided()) {
-            state.look.decision = sequential::Decision::Undecided;
+        for state in &mut self.0 {
+            state.look.close_undecided();
         }
     }
 }

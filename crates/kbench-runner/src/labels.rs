@@ -122,7 +122,7 @@ impl Looker<SessionWithRuns> for LabelLooker {
 
     fn say(&self, look: &SequentialReport, arms: &[ArmOutcome<SessionWithRuns>], reached: Reached) {
         if let Some(say) = &self.say {
-            let blocks = arms.iter().map(|a| a.attempts).min().unwrap_or(0);
+            let blocks = crate::arm::blocks_done(arms);
             say(look, blocks, reached);
         }
     }

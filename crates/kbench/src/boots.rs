@@ -2,8 +2,3 @@
 //! kbench-boot judges a boot's log, and this stores it; kbench-boot's errors reach the
 //! user with the exit status they call for.
 pub use kbench_boot::keep::{store_boot, BootStore};
-
-/// The hash a guest's /proc/config.gz is compared with.
-pub fn config_sha256(config: Option<&str>) -> Option<String> {
-    config.map(kbench_store::config_hash)
-}

@@ -5,6 +5,7 @@ use super::BisectEvents;
 use kbench_analysis::bisect::{boot_units, candidate_look, endpoints_look, BootUnits, MetricName};
 use kbench_analysis::LabelData;
 use kbench_record::stored::SessionWithRuns;
+use kbench_runner::arm::blocks_done;
 use kbench_runner::{ArmOutcome, Decidable, Looker, Reached, Seen};
 use kbench_stats::bisect::{StepDecision, StepLook};
 use kbench_stats::sequential::{KnownNoise, Look};
@@ -59,7 +60,7 @@ impl Looker<SessionWithRuns> for EndpointsLooker<'_> {
     type Look = MetricLooks;
 
     fn look(&mut self, arms: &[ArmOutcome<SessionWithRuns>]) -> Seen<MetricLooks> {
-        let pairs = arms.iter().map(|a| a.attempts).min().unwrap_or(0);
+        let pairs = blocks_done(arms);
         if pairs == 0 {
             return Seen::Nothing;
         }
@@ -100,7 +101,7 @@ impl Looker<SessionWithRuns> for EndpointsLooker<'_> {
     }
 
     fn say(&self, looks: &MetricLooks, arms: &[ArmOutcome<SessionWithRuns>], _: Reached) {
-        let pairs = arms.iter().map(|a| a.attempts).min().unwrap_or(0);
+        let pairs = blocks_done(arms);
         for (name, look) in &looks.0 {
             self.events.endpoints_look(pairs, name, look);
         }
@@ -208,7 +209,7 @@ impl Looker<SessionWithRuns> for ConfirmLooker<'_> {
     }
 
     fn say(&self, look: &Look, arms: &[ArmOutcome<SessionWithRuns>], _: Reached) {
-        let pairs = arms.iter().map(|a| a.attempts).min().unwrap_or(0);
+        let pairs = blocks_done(arms);
         self.events.confirm_look(pairs, &self.metric, look);
     }
 }

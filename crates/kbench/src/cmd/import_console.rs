@@ -1,7 +1,7 @@
 //! `kbench import-console LOG --label L` (`--label-a A --label-b B` for a `kbench lava-job`
 //! job's log): [`kbench_boot::imported`] reads and judges the boots, and this stores them.
 use crate::args::checked_commit;
-use crate::boots::{config_sha256, store_boot};
+use crate::boots::store_boot;
 use crate::error::usage;
 use crate::session::{self, DbArgs};
 use kbench_boot::imported::{
@@ -53,7 +53,10 @@ pub fn run(args: ImportConsoleArgs) -> anyhow::Result<i32> {
     }
     let read_config = |path| kbench_sys::kconfig::read_file(path).or_else(|e| usage(e.to_string()));
     let config = args.kernel_config.as_deref().map(read_config).transpose()?;
-    let (config, config_sha256) = (config.as_deref(), config_sha256(config.as_deref()));
+    let (config, config_sha256) = (
+        config.as_deref(),
+        config.as_deref().map(kbench_store::config_hash),
+    );
     let text = String::from_utf8_lossy(&crate::input::read_bytes(&args.log)?).into_owned();
     let log = args.log.display().to_string();
     let command_line = session::command_line();
